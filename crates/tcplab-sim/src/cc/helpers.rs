@@ -1,0 +1,60 @@
+//! The shared AIMD toolkit every classic algorithm uses, as in `net/ipv4/tcp_cong.c`.
+
+use super::TcpCcView;
+
+/// Linux `tcp_slow_start`: grow cwnd by the segments acknowledged, but not past ssthresh.
+/// Returns the acknowledged segments left over for congestion avoidance.
+pub fn slow_start(tp: &mut TcpCcView, acked: u32) -> u32 {
+    let cwnd = (tp.snd_cwnd + acked).min(tp.snd_ssthresh);
+    let used = cwnd - tp.snd_cwnd;
+    tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+    acked - used
+}
+
+/// Linux `tcp_cong_avoid_ai`: in congestion avoidance, grow cwnd by one segment for every `w`
+/// segments acknowledged (w = cwnd gives one segment per RTT).
+pub fn cong_avoid_ai(tp: &mut TcpCcView, w: u32, acked: u32) {
+    let w = w.max(1);
+    // If credits accumulated at a higher w, apply them gently now.
+    if tp.snd_cwnd_cnt >= w {
+        tp.snd_cwnd_cnt = 0;
+        tp.snd_cwnd += 1;
+    }
+    tp.snd_cwnd_cnt += acked;
+    if tp.snd_cwnd_cnt >= w {
+        let delta = tp.snd_cwnd_cnt / w;
+        tp.snd_cwnd_cnt -= delta * w;
+        tp.snd_cwnd += delta;
+    }
+    tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
+        let mut tp = TcpCcView::new(10, 1448);
+        tp.snd_ssthresh = 14;
+        assert_eq!(slow_start(&mut tp, 3), 0);
+        assert_eq!(tp.snd_cwnd, 13);
+        assert_eq!(slow_start(&mut tp, 3), 2);
+        assert_eq!(tp.snd_cwnd, 14);
+    }
+
+    #[test]
+    fn additive_increase_is_one_segment_per_window() {
+        let mut tp = TcpCcView::new(20, 1448);
+        tp.snd_ssthresh = 20;
+        for _ in 0..19 {
+            cong_avoid_ai(&mut tp, 20, 1);
+        }
+        assert_eq!(tp.snd_cwnd, 20);
+        cong_avoid_ai(&mut tp, 20, 1);
+        assert_eq!((tp.snd_cwnd, tp.snd_cwnd_cnt), (21, 0));
+        // A stretch ACK for 2 segments counts twice.
+        cong_avoid_ai(&mut tp, 21, 2);
+        assert_eq!(tp.snd_cwnd_cnt, 2);
+    }
+}

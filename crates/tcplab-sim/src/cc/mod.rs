@@ -1,0 +1,190 @@
+//! Congestion control, mirroring Linux's `struct tcp_congestion_ops` (include/net/tcp.h) hook for
+//! hook, so that `cc/<name>.rs` reads beside `net/ipv4/tcp_<name>.c`.
+//!
+//! An algorithm sees a narrow view of the connection ([`TcpCcView`]: cwnd, its counter, ssthresh,
+//! in-flight, MSS, RTT) — never the socket, the queue or the scheduler. Windows are in segments,
+//! like Linux's `snd_cwnd`. Loss recovery (Tahoe, Reno, NewReno, SACK/PRR) lives in the sender and
+//! is chosen separately.
+//!
+//! Dispatch is an enum ([`Cc`]) so the per-ACK path has no dynamic dispatch.
+
+pub mod helpers;
+mod reno;
+
+pub use reno::Reno;
+
+use crate::time::Nanos;
+
+/// Linux's `TCP_INFINITE_SSTHRESH`.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// Names users type, in the order `tcplab variants` lists them.
+pub const NAMES: &[&str] = &["reno"];
+
+/// Linux's `enum tcp_ca_state` (include/net/tcp.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    /// Nothing bad has been observed.
+    Open,
+    /// Duplicate ACKs or SACKs seen, not yet enough to recover.
+    Disorder,
+    /// Window reduced for a reason other than loss (ECN, local congestion).
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout (or Tahoe's fast retransmit): slow start from one segment.
+    Loss,
+}
+
+/// Linux's `enum tcp_ca_event`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packets are in flight.
+    TxStart,
+    /// Congestion window restart after idle.
+    CwndRestart,
+    /// End of congestion window reduction.
+    CompleteCwr,
+    /// Loss timeout.
+    Loss,
+}
+
+/// The part of the connection a congestion control may read and write (Linux's `tcp_sock`
+/// fields that `tcp_cong.c` algorithms touch).
+#[derive(Clone, Copy, Debug)]
+pub struct TcpCcView {
+    /// Congestion window, segments.
+    pub snd_cwnd: u32,
+    /// Linear increase counter, segments acknowledged since the last increase.
+    pub snd_cwnd_cnt: u32,
+    /// Slow-start threshold, segments.
+    pub snd_ssthresh: u32,
+    /// Upper bound on `snd_cwnd`, segments.
+    pub snd_cwnd_clamp: u32,
+    /// cwnd before the last reduction, for undo.
+    pub prior_cwnd: u32,
+    /// Segments in flight when the ACK arrived (Linux `prior_in_flight`).
+    pub packets_in_flight: u32,
+    /// Whether the sender used its window (Linux `tcp_is_cwnd_limited`).
+    pub is_cwnd_limited: bool,
+    pub mss_bytes: u32,
+    /// Smoothed RTT, ns (0 before the first sample).
+    pub srtt_ns: Nanos,
+    /// Minimum RTT seen, ns (`Nanos::MAX` before the first sample).
+    pub min_rtt_ns: Nanos,
+    pub ca_state: CaState,
+    pub now_ns: Nanos,
+}
+
+impl TcpCcView {
+    pub fn new(init_cwnd: u32, mss_bytes: u32) -> Self {
+        TcpCcView {
+            snd_cwnd: init_cwnd,
+            snd_cwnd_cnt: 0,
+            snd_ssthresh: INFINITE_SSTHRESH,
+            snd_cwnd_clamp: u32::MAX / 2,
+            prior_cwnd: init_cwnd,
+            packets_in_flight: 0,
+            is_cwnd_limited: false,
+            mss_bytes,
+            srtt_ns: 0,
+            min_rtt_ns: Nanos::MAX,
+            ca_state: CaState::Open,
+            now_ns: 0,
+        }
+    }
+
+    /// Linux `tcp_in_slow_start`.
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.snd_cwnd < self.snd_ssthresh
+    }
+}
+
+/// What an ACK acknowledged, for `pkts_acked` (Linux `struct ack_sample`).
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    /// Segments newly acknowledged (cumulatively or by SACK).
+    pub pkts_acked: u32,
+    /// RTT measured from this ACK, if any (ns).
+    pub rtt_ns: Option<Nanos>,
+    /// Segments in flight before the ACK.
+    pub in_flight: u32,
+}
+
+/// Linux's `struct tcp_congestion_ops`, minus the bookkeeping fields.
+pub trait CongestionOps {
+    /// Called once when the connection starts.
+    fn init(&mut self, _tp: &mut TcpCcView) {}
+    /// New slow-start threshold after a loss (required). Returns it; the sender sets it.
+    fn ssthresh(&mut self, tp: &TcpCcView) -> u32;
+    /// Grow the window on an ACK in Open/Disorder/Loss state (required unless `cong_control`).
+    /// `ack` is the cumulative ACK (segments), `acked` the segments it newly acknowledged.
+    fn cong_avoid(&mut self, tp: &mut TcpCcView, ack: u32, acked: u32);
+    /// The window to restore when a reduction proves spurious (required).
+    fn undo_cwnd(&mut self, tp: &TcpCcView) -> u32 {
+        tp.snd_cwnd.max(tp.prior_cwnd)
+    }
+    /// The connection's `ca_state` is about to change.
+    fn set_state(&mut self, _tp: &TcpCcView, _new_state: CaState) {}
+    fn cwnd_event(&mut self, _tp: &TcpCcView, _ev: CaEvent) {}
+    /// Every ACK that acknowledges something, with its RTT sample.
+    fn pkts_acked(&mut self, _tp: &TcpCcView, _sample: &AckSample) {}
+}
+
+/// Every congestion control, dispatched by `match`.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(Reno),
+}
+
+impl Cc {
+    /// The algorithm a user names (see [`NAMES`]).
+    pub fn by_name(name: &str) -> Option<Cc> {
+        match name {
+            "reno" | "newreno" => Some(Cc::Reno(Reno)),
+            _ => None,
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::Reno($c) => $e,
+        }
+    };
+}
+
+impl CongestionOps for Cc {
+    #[inline]
+    fn init(&mut self, tp: &mut TcpCcView) {
+        dispatch!(self, c => c.init(tp))
+    }
+    #[inline]
+    fn ssthresh(&mut self, tp: &TcpCcView) -> u32 {
+        dispatch!(self, c => c.ssthresh(tp))
+    }
+    #[inline]
+    fn cong_avoid(&mut self, tp: &mut TcpCcView, ack: u32, acked: u32) {
+        dispatch!(self, c => c.cong_avoid(tp, ack, acked))
+    }
+    #[inline]
+    fn undo_cwnd(&mut self, tp: &TcpCcView) -> u32 {
+        dispatch!(self, c => c.undo_cwnd(tp))
+    }
+    #[inline]
+    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+        dispatch!(self, c => c.set_state(tp, new_state))
+    }
+    #[inline]
+    fn cwnd_event(&mut self, tp: &TcpCcView, ev: CaEvent) {
+        dispatch!(self, c => c.cwnd_event(tp, ev))
+    }
+    #[inline]
+    fn pkts_acked(&mut self, tp: &TcpCcView, sample: &AckSample) {
+        dispatch!(self, c => c.pkts_acked(tp, sample))
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Cc>() <= 256);

@@ -1,0 +1,564 @@
+//! The simulation: owns the whole world (no globals), runs the event loop, measures.
+
+use crate::engine::{Event, EventQueue};
+use crate::error::SpecError;
+use crate::ids::{FlowId, LinkId, NodeId};
+use crate::net::packet::{Kind, Packet};
+use crate::net::queue::{Queue, QueueDisc};
+use crate::net::{Link, LinkStats, Routes};
+use crate::result::{Column, SimResult, Table};
+use crate::rng::{Rng, Stream};
+use crate::spec::{FlowSpec, Spec};
+use crate::time::{tx_time_ns, Nanos};
+use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::udp::cbr::{CbrSink, CbrSource};
+use crate::transport::TimerSlot;
+use std::collections::VecDeque;
+
+/// A flow's two ends.
+#[derive(Debug)]
+enum Endpoints {
+    Tcp { sender: TcpSender, receiver: TcpReceiver },
+    Cbr { source: CbrSource, sink: CbrSink },
+}
+
+#[derive(Debug)]
+struct Flow {
+    src: NodeId,
+    dst: NodeId,
+    ends: Endpoints,
+    /// Data packets (TCP segments or datagrams) dropped in the network, by queue or loss model.
+    net_dropped_pkts: u64,
+}
+
+/// Per-host processing jitter: a FIFO of packets with their ready times.
+#[derive(Debug, Default)]
+struct Host {
+    queue: VecDeque<(Nanos, Packet)>,
+    last_ready_ns: Nanos,
+}
+
+/// Per-interval samples, preallocated: row = flow · n_intervals + k.
+#[derive(Debug)]
+struct Series {
+    n: usize,
+    t_ns: Vec<u64>,
+    goodput_bytes: Vec<u64>,
+    cwnd_bytes: Vec<f64>,
+    ssthresh_bytes: Vec<f64>,
+    srtt_ns: Vec<f64>,
+    retrans_pkts: Vec<u64>,
+    in_flight_bytes: Vec<f64>,
+    /// Cumulative counters at the previous tick, per flow.
+    last_goodput: Vec<u64>,
+    last_retrans: Vec<u64>,
+    next_k: usize,
+}
+
+pub struct Simulation {
+    now: Nanos,
+    duration_ns: Nanos,
+    interval_ns: Nanos,
+    events: EventQueue,
+    links: Vec<Link>,
+    routes: Routes,
+    node_names: Vec<String>,
+    hosts: Vec<Host>,
+    host_jitter_ns: Nanos,
+    host_rng: Vec<Rng>,
+    flows: Vec<Flow>,
+    series: Series,
+    /// Scratch buffer endpoints write outgoing packets into (reused: no allocation per packet).
+    out: Vec<Packet>,
+    transmissions: u64,
+    events_run: u64,
+}
+
+impl Simulation {
+    pub fn new(spec: &Spec) -> Result<Simulation, SpecError> {
+        let built = spec.validate()?;
+        let n = built.node_names.len();
+        let links: Vec<Link> = built
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Link {
+                from: NodeId(l.from),
+                to: NodeId(l.to),
+                rate_bps: l.rate_bps,
+                delay_ns: l.delay_ns,
+                queue: Queue::from_spec(&l.queue),
+                loss: l.loss,
+                rng: Rng::stream(spec.seed, Stream::LinkLoss, i as u32),
+                in_tx: None,
+                pipe: VecDeque::with_capacity(64),
+                stats: LinkStats::default(),
+            })
+            .collect();
+        let pairs: Vec<(u32, u32)> = built.links.iter().map(|l| (l.from, l.to)).collect();
+        let routes = Routes::compute(n, &pairs);
+
+        let mut events = EventQueue::with_capacity(1024);
+        let mut flows = Vec::with_capacity(spec.flows.len());
+        for (i, f) in spec.flows.iter().enumerate() {
+            let (src, dst) = f.endpoints();
+            let (s, d) = (NodeId(src), NodeId(dst));
+            if !routes.connected(s, d) || !routes.connected(d, s) {
+                let name = &built.node_names[dst as usize];
+                return Err(SpecError::new(
+                    format!("flows[{i}].dst"),
+                    name,
+                    format!("a node connected both ways to flows[{i}].src ({})", built.node_names[src as usize]),
+                ));
+            }
+            let id = FlowId(i as u32);
+            let ends = match f {
+                FlowSpec::Tcp(t) => Endpoints::Tcp { sender: TcpSender::new(id, d, t), receiver: TcpReceiver::new(id, s, t) },
+                FlowSpec::Cbr(c) => Endpoints::Cbr { source: CbrSource::new(id, d, c), sink: CbrSink::default() },
+            };
+            let (start, stop) = f.start_stop();
+            let mut rng = Rng::stream(spec.seed, Stream::FlowStart, i as u32);
+            let start = start + rng.below(spec.start_jitter_ns);
+            events.push(start, Event::FlowStart(id));
+            if let Some(stop) = stop {
+                events.push(stop.max(start), Event::FlowStop(id));
+            }
+            flows.push(Flow { src: s, dst: d, ends, net_dropped_pkts: 0 });
+        }
+
+        let n_int = spec.duration_ns.div_ceil(spec.interval_ns) as usize;
+        let rows = n_int * flows.len();
+        let series = Series {
+            n: n_int,
+            t_ns: vec![0; rows],
+            goodput_bytes: vec![0; rows],
+            cwnd_bytes: vec![0.0; rows],
+            ssthresh_bytes: vec![0.0; rows],
+            srtt_ns: vec![0.0; rows],
+            retrans_pkts: vec![0; rows],
+            in_flight_bytes: vec![0.0; rows],
+            last_goodput: vec![0; flows.len()],
+            last_retrans: vec![0; flows.len()],
+            next_k: 0,
+        };
+        events.push(spec.interval_ns.min(spec.duration_ns), Event::Tick);
+
+        Ok(Simulation {
+            now: 0,
+            duration_ns: spec.duration_ns,
+            interval_ns: spec.interval_ns,
+            events,
+            links,
+            routes,
+            node_names: built.node_names,
+            hosts: (0..n).map(|_| Host::default()).collect(),
+            host_jitter_ns: spec.host_jitter_ns,
+            host_rng: (0..n).map(|i| Rng::stream(spec.seed, Stream::HostJitter, i as u32)).collect(),
+            flows,
+            series,
+            out: Vec::with_capacity(256),
+            transmissions: 0,
+            events_run: 0,
+        })
+    }
+
+    /// Run to the end and collect the results.
+    pub fn run(mut self) -> SimResult {
+        while let Some(at) = self.events.peek_time() {
+            if at > self.duration_ns {
+                break;
+            }
+            let (at, ev) = self.events.pop().expect("peeked");
+            debug_assert!(at >= self.now, "time went back");
+            self.now = at;
+            self.events_run += 1;
+            self.handle(ev);
+        }
+        self.now = self.duration_ns;
+        self.finish()
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(l) => self.tx_done(l),
+            Event::Arrive(l) => self.arrive(l),
+            Event::HostReady(n) => self.host_ready(n),
+            Event::FlowStart(f) => self.flow_start(f),
+            Event::FlowStop(f) => match &mut self.flows[f.idx()].ends {
+                Endpoints::Tcp { sender, .. } => sender.active = false,
+                Endpoints::Cbr { source, .. } => source.active = false,
+            },
+            Event::Rto(f, gen) => self.timer_fired(f, gen, TimerKind::Rto),
+            Event::DelAck(f, gen) => self.timer_fired(f, gen, TimerKind::DelAck),
+            Event::CbrSend(f) => self.cbr_send(f),
+            Event::Tick => self.tick(),
+        }
+    }
+
+    // ---- links -------------------------------------------------------------------------------
+
+    /// A packet leaves `node` toward its destination.
+    fn forward(&mut self, node: NodeId, pkt: Packet) {
+        let l = self.routes.next_link(node, pkt.dst).expect("routes checked when the flow was built");
+        self.enqueue(l, pkt);
+    }
+
+    fn enqueue(&mut self, l: LinkId, mut pkt: Packet) {
+        let now = self.now;
+        let link = &mut self.links[l.idx()];
+        link.stats.enqueued_pkts += 1;
+        if link.in_tx.is_none() && link.queue.len_pkts() == 0 {
+            link.stats.sojourn.record(0);
+            self.start_tx(l, pkt);
+            return;
+        }
+        link.note_len(now);
+        pkt.enq_ns = now;
+        match link.queue.enqueue(pkt, now) {
+            Ok(()) => link.stats.max_pkts = link.stats.max_pkts.max(link.queue.len_pkts() as u64),
+            Err(dropped) => {
+                link.stats.dropped_pkts += 1;
+                self.count_drop(&dropped);
+            }
+        }
+    }
+
+    fn start_tx(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.idx()];
+        let done = self.now + tx_time_ns(pkt.size_bytes, link.rate_bps);
+        link.in_tx = Some(pkt);
+        self.transmissions += 1;
+        self.events.push(done, Event::TxDone(l));
+    }
+
+    fn tx_done(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[l.idx()];
+        let pkt = link.in_tx.take().expect("a packet was being serialised");
+        // Start the next one first: the link is work-conserving.
+        link.note_len(now);
+        if let Some(next) = link.queue.dequeue(now) {
+            link.stats.sojourn.record(now - next.enq_ns);
+            self.start_tx(l, next);
+        }
+        let link = &mut self.links[l.idx()];
+        if link.rng.chance(link.loss) {
+            link.stats.random_loss_pkts += 1;
+            self.count_drop(&pkt);
+            return;
+        }
+        if link.delay_ns == 0 {
+            let to = link.to;
+            self.at_node(to, pkt);
+        } else {
+            let at = now + link.delay_ns;
+            link.pipe.push_back((at, pkt));
+            if link.pipe.len() == 1 {
+                self.events.push(at, Event::Arrive(l));
+            }
+        }
+    }
+
+    fn arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let (_, pkt) = link.pipe.pop_front().expect("an arrival was pending");
+        if let Some(&(next_at, _)) = link.pipe.front() {
+            self.events.push(next_at, Event::Arrive(l));
+        }
+        let to = link.to;
+        self.at_node(to, pkt);
+    }
+
+    fn count_drop(&mut self, pkt: &Packet) {
+        if pkt.kind != Kind::Ack {
+            self.flows[pkt.flow.idx()].net_dropped_pkts += 1;
+        }
+    }
+
+    /// A packet reached `node`: deliver it or forward it.
+    fn at_node(&mut self, node: NodeId, pkt: Packet) {
+        if node != pkt.dst {
+            self.forward(node, pkt);
+            return;
+        }
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let f = pkt.flow;
+        let flow = &mut self.flows[f.idx()];
+        match (&mut flow.ends, pkt.kind) {
+            (Endpoints::Tcp { receiver, .. }, Kind::Data) => receiver.on_data(&pkt, now, &mut out),
+            (Endpoints::Tcp { sender, .. }, Kind::Ack) => sender.on_ack(&pkt, now, &mut out),
+            (Endpoints::Cbr { sink, .. }, Kind::Udp) => sink.on_datagram(&pkt, now),
+            _ => unreachable!("packet kind matches its flow"),
+        }
+        self.emit(node, &mut out);
+        self.out = out;
+        self.sync_timers(f);
+    }
+
+    /// Send what an endpoint at `node` produced, through the host's processing jitter if any.
+    fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>) {
+        for pkt in out.drain(..) {
+            if self.host_jitter_ns == 0 {
+                self.forward(node, pkt);
+                continue;
+            }
+            let jitter = self.host_rng[node.idx()].below(self.host_jitter_ns);
+            let host = &mut self.hosts[node.idx()];
+            let ready = (self.now + jitter).max(host.last_ready_ns);
+            host.last_ready_ns = ready;
+            host.queue.push_back((ready, pkt));
+            if host.queue.len() == 1 {
+                self.events.push(ready, Event::HostReady(node));
+            }
+        }
+    }
+
+    fn host_ready(&mut self, node: NodeId) {
+        let host = &mut self.hosts[node.idx()];
+        let (_, pkt) = host.queue.pop_front().expect("a packet was waiting");
+        if let Some(&(next, _)) = host.queue.front() {
+            self.events.push(next, Event::HostReady(node));
+        }
+        self.forward(node, pkt);
+    }
+
+    // ---- endpoints and timers ----------------------------------------------------------------
+
+    fn flow_start(&mut self, f: FlowId) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let flow = &mut self.flows[f.idx()];
+        let src = flow.src;
+        match &mut flow.ends {
+            Endpoints::Tcp { sender, .. } => sender.start(now, &mut out),
+            Endpoints::Cbr { source, .. } => {
+                source.active = true;
+                self.events.push(now, Event::CbrSend(f));
+            }
+        }
+        self.emit(src, &mut out);
+        self.out = out;
+        self.sync_timers(f);
+    }
+
+    fn cbr_send(&mut self, f: FlowId) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let flow = &mut self.flows[f.idx()];
+        let src = flow.src;
+        if let Endpoints::Cbr { source, .. } = &mut flow.ends {
+            if let Some(next) = source.send(now, &mut out) {
+                self.events.push(next, Event::CbrSend(f));
+            }
+        }
+        self.emit(src, &mut out);
+        self.out = out;
+    }
+
+    fn timer_slot(&mut self, f: FlowId, kind: TimerKind) -> Option<&mut TimerSlot> {
+        match (&mut self.flows[f.idx()].ends, kind) {
+            (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => Some(&mut sender.rto_timer),
+            (Endpoints::Tcp { receiver, .. }, TimerKind::DelAck) => Some(&mut receiver.delack_timer),
+            _ => None,
+        }
+    }
+
+    /// Keep one event pending per armed timer, no later than its deadline.
+    fn sync_timers(&mut self, f: FlowId) {
+        for kind in [TimerKind::Rto, TimerKind::DelAck] {
+            let Some(slot) = self.timer_slot(f, kind) else { continue };
+            let Some(deadline) = slot.deadline else { continue };
+            if slot.pending_at.is_some_and(|p| p <= deadline) {
+                continue;
+            }
+            slot.gen = slot.gen.wrapping_add(1);
+            slot.pending_at = Some(deadline);
+            let ev = match kind {
+                TimerKind::Rto => Event::Rto(f, slot.gen),
+                TimerKind::DelAck => Event::DelAck(f, slot.gen),
+            };
+            self.events.push(deadline, ev);
+        }
+    }
+
+    fn timer_fired(&mut self, f: FlowId, gen: u32, kind: TimerKind) {
+        let now = self.now;
+        let Some(slot) = self.timer_slot(f, kind) else { return };
+        if slot.gen != gen {
+            return; // superseded by an earlier event
+        }
+        slot.pending_at = None;
+        match slot.deadline {
+            None => return,
+            Some(d) if d > now => {
+                self.sync_timers(f);
+                return;
+            }
+            Some(_) => slot.deadline = None,
+        }
+        let mut out = std::mem::take(&mut self.out);
+        let flow = &mut self.flows[f.idx()];
+        let node = match (&mut flow.ends, kind) {
+            (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => {
+                sender.on_rto(now, &mut out);
+                flow.src
+            }
+            (Endpoints::Tcp { receiver, .. }, TimerKind::DelAck) => {
+                receiver.on_delack(now, &mut out);
+                flow.dst
+            }
+            _ => unreachable!(),
+        };
+        self.emit(node, &mut out);
+        self.out = out;
+        self.sync_timers(f);
+    }
+
+    // ---- measurement -------------------------------------------------------------------------
+
+    fn tick(&mut self) {
+        let s = &mut self.series;
+        let k = s.next_k;
+        if k >= s.n {
+            return;
+        }
+        for (i, flow) in self.flows.iter().enumerate() {
+            let row = i * s.n + k;
+            s.t_ns[row] = self.now;
+            let (goodput, retrans) = match &flow.ends {
+                Endpoints::Tcp { sender, receiver } => {
+                    let mss = sender.tp.mss_bytes as f64;
+                    s.cwnd_bytes[row] = sender.tp.snd_cwnd as f64 * mss;
+                    s.ssthresh_bytes[row] = sender.ssthresh_bytes().map_or(f64::NAN, |b| b as f64);
+                    s.srtt_ns[row] = if sender.rtt.srtt_ns == 0 { f64::NAN } else { sender.rtt.srtt_ns as f64 };
+                    s.in_flight_bytes[row] = sender.in_flight_bytes() as f64;
+                    (receiver.stats.goodput_bytes, sender.stats.retrans_pkts)
+                }
+                Endpoints::Cbr { sink, .. } => {
+                    s.cwnd_bytes[row] = f64::NAN;
+                    s.ssthresh_bytes[row] = f64::NAN;
+                    s.srtt_ns[row] = f64::NAN;
+                    s.in_flight_bytes[row] = f64::NAN;
+                    (sink.bytes, 0)
+                }
+            };
+            s.goodput_bytes[row] = goodput - s.last_goodput[i];
+            s.retrans_pkts[row] = retrans - s.last_retrans[i];
+            s.last_goodput[i] = goodput;
+            s.last_retrans[i] = retrans;
+        }
+        s.next_k += 1;
+        if s.next_k < s.n {
+            let next = (self.now + self.interval_ns).min(self.duration_ns);
+            self.events.push(next, Event::Tick);
+        }
+    }
+
+    /// Data packets of each flow still in the network (queues, serialisers, pipes, hosts),
+    /// counted by walking them — independent of the send/deliver/drop counters, so
+    /// `sent = delivered + dropped + in_flight` is a real check.
+    fn in_network(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.flows.len()];
+        let mut count = |p: &Packet| {
+            if p.kind != Kind::Ack {
+                counts[p.flow.idx()] += 1;
+            }
+        };
+        for link in &self.links {
+            link.queue.for_each(&mut count);
+            link.in_tx.iter().for_each(&mut count);
+            link.pipe.iter().for_each(|(_, p)| count(p));
+        }
+        for host in &self.hosts {
+            host.queue.iter().for_each(|(_, p)| count(p));
+        }
+        counts
+    }
+
+    fn finish(mut self) -> SimResult {
+        let in_net = self.in_network();
+        let mut flows = Table::default();
+        let nf = self.flows.len();
+        let mut cols: Vec<(&'static str, Vec<f64>)> = [
+            "sent_pkts", "sent_bytes", "retrans_pkts", "dropped_pkts", "delivered_pkts", "in_flight_pkts", "goodput_bytes",
+            "rto_count", "recoveries", "owd_mean_ns", "owd_min_ns", "owd_p50_ns", "owd_p99_ns", "owd_max_ns",
+        ]
+        .iter()
+        .map(|&n| (n, Vec::with_capacity(nf)))
+        .collect();
+        for (i, flow) in self.flows.iter().enumerate() {
+            let (sent, sent_bytes, retrans, hook_drops, delivered, goodput, rtos, recov, owd) = match &flow.ends {
+                Endpoints::Tcp { sender, receiver } => {
+                    let st = &sender.stats;
+                    (st.sent_pkts, st.sent_bytes, st.retrans_pkts, st.hook_dropped_pkts, receiver.stats.delivered_pkts, receiver.stats.goodput_bytes, st.rto_count, st.recoveries, &receiver.stats.owd)
+                }
+                Endpoints::Cbr { source, sink } => (source.sent_pkts, source.sent_bytes, 0, 0, sink.delivered_pkts, sink.bytes, 0, 0, &sink.owd),
+            };
+            let row = [
+                sent as f64, sent_bytes as f64, retrans as f64, (flow.net_dropped_pkts + hook_drops) as f64, delivered as f64,
+                in_net[i] as f64, goodput as f64, rtos as f64, recov as f64, owd.mean(), owd.min(), owd.quantile(0.5),
+                owd.quantile(0.99), owd.max(),
+            ];
+            for (c, v) in cols.iter_mut().zip(row) {
+                c.1.push(v);
+            }
+        }
+        flows.push("flow", Column::U64((0..nf as u64).collect()));
+        for (name, v) in cols {
+            flows.push(name, Column::F64(v));
+        }
+
+        let s = std::mem::replace(&mut self.series, Series { n: 0, t_ns: vec![], goodput_bytes: vec![], cwnd_bytes: vec![], ssthresh_bytes: vec![], srtt_ns: vec![], retrans_pkts: vec![], in_flight_bytes: vec![], last_goodput: vec![], last_retrans: vec![], next_k: 0 });
+        // Keep only the intervals that were reached.
+        let keep: Vec<usize> = (0..nf).flat_map(|f| (0..s.next_k).map(move |k| f * s.n + k)).collect();
+        let pick_u = |v: &Vec<u64>| Column::U64(keep.iter().map(|&r| v[r]).collect());
+        let pick_f = |v: &Vec<f64>| Column::F64(keep.iter().map(|&r| v[r]).collect());
+        let mut intervals = Table::default();
+        intervals.push("flow", Column::U64(keep.iter().map(|&r| (r / s.n.max(1)) as u64).collect()));
+        intervals.push("t_ns", pick_u(&s.t_ns));
+        intervals.push("goodput_bytes", pick_u(&s.goodput_bytes));
+        intervals.push("cwnd_bytes", pick_f(&s.cwnd_bytes));
+        intervals.push("ssthresh_bytes", pick_f(&s.ssthresh_bytes));
+        intervals.push("srtt_ns", pick_f(&s.srtt_ns));
+        intervals.push("retrans_pkts", pick_u(&s.retrans_pkts));
+        intervals.push("in_flight_bytes", pick_f(&s.in_flight_bytes));
+
+        let end = self.now;
+        let mut queues = Table::default();
+        let nl = self.links.len();
+        let mut q: Vec<(&'static str, Vec<f64>)> = [
+            "enqueued_pkts", "dropped_pkts", "random_loss_pkts", "max_pkts", "mean_pkts", "sojourn_mean_ns", "sojourn_p50_ns",
+            "sojourn_p99_ns", "sojourn_max_ns", "final_pkts",
+        ]
+        .iter()
+        .map(|&n| (n, Vec::with_capacity(nl)))
+        .collect();
+        for link in self.links.iter_mut() {
+            link.note_len(end);
+            let st = &link.stats;
+            let row = [
+                st.enqueued_pkts as f64, st.dropped_pkts as f64, st.random_loss_pkts as f64, st.max_pkts as f64,
+                st.area_pkt_ns as f64 / end.max(1) as f64, st.sojourn.mean(), st.sojourn.quantile(0.5), st.sojourn.quantile(0.99),
+                st.sojourn.max(), link.queue.len_pkts() as f64,
+            ];
+            for (c, v) in q.iter_mut().zip(row) {
+                c.1.push(v);
+            }
+        }
+        queues.push("link", Column::U64((0..nl as u64).collect()));
+        queues.push("from", Column::U64(self.links.iter().map(|l| l.from.0 as u64).collect()));
+        queues.push("to", Column::U64(self.links.iter().map(|l| l.to.0 as u64).collect()));
+        for (name, v) in q {
+            queues.push(name, Column::F64(v));
+        }
+
+        SimResult { flows, intervals, queues, transmissions: self.transmissions, events: self.events_run, end_ns: end, node_names: self.node_names }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimerKind {
+    Rto,
+    DelAck,
+}

@@ -1,0 +1,426 @@
+//! The engine spec: the scenario as the engine reads it (JSON, integer SI units with the unit in
+//! the key). See `docs/engine-spec.md`. Python validates a user's scenario and lowers it to this;
+//! the engine checks it again, builds the topology and resolves routes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SpecError;
+use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub duration_ns: Nanos,
+    #[serde(default = "default_interval")]
+    pub interval_ns: Nanos,
+    /// Each flow starts uniformly in [start, start + jitter).
+    #[serde(default = "default_start_jitter")]
+    pub start_jitter_ns: Nanos,
+    /// Per-packet host processing delay, uniform in [0, jitter), FIFO per host.
+    #[serde(default)]
+    pub host_jitter_ns: Nanos,
+    pub topology: Topology,
+    pub flows: Vec<FlowSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_interval() -> Nanos {
+    NS_PER_SEC
+}
+fn default_start_jitter() -> Nanos {
+    5 * NS_PER_MS
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Topology {
+    Dumbbell(Dumbbell),
+    Graph(Graph),
+}
+
+/// N sender/receiver pairs, two routers, one bottleneck in each direction.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dumbbell {
+    pub pairs: u32,
+    pub bottleneck_rate_bps: u64,
+    pub bottleneck_delay_ns: Nanos,
+    pub access_rate_bps: u64,
+    /// One-way, per pair, on both the sender and the receiver side.
+    pub access_delay_ns: Vec<Nanos>,
+    pub queue: QueueSpec,
+    pub access_queue: QueueSpec,
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default)]
+    pub reverse_loss: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkSpec>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay_ns: Nanos,
+    pub queue: QueueSpec,
+    #[serde(default)]
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum QueueSpec {
+    Droptail {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum FlowSpec {
+    Tcp(TcpSpec),
+    Cbr(CbrSpec),
+}
+
+impl FlowSpec {
+    pub fn endpoints(&self) -> (u32, u32) {
+        match self {
+            FlowSpec::Tcp(t) => (t.src, t.dst),
+            FlowSpec::Cbr(c) => (c.src, c.dst),
+        }
+    }
+    pub fn start_stop(&self) -> (Nanos, Option<Nanos>) {
+        match self {
+            FlowSpec::Tcp(t) => (t.start_ns, t.stop_ns),
+            FlowSpec::Cbr(c) => (c.start_ns, c.stop_ns),
+        }
+    }
+}
+
+/// Loss recovery, chosen independently of congestion control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// Fast retransmit, then slow start from one segment (Jacobson 1988).
+    Tahoe,
+    /// RFC 5681 fast recovery; leaves recovery on the first new ACK, partial or not.
+    Reno,
+    /// RFC 6582: stays in recovery until the whole window is acknowledged, one hole per RTT.
+    Newreno,
+    /// RFC 6675 scoreboard (with RFC 6937 PRR when `prr`).
+    Sack,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    pub src: u32,
+    pub dst: u32,
+    #[serde(default)]
+    pub start_ns: Nanos,
+    #[serde(default)]
+    pub stop_ns: Option<Nanos>,
+    #[serde(default = "default_cc")]
+    pub cc: String,
+    #[serde(default = "default_recovery")]
+    pub recovery: Recovery,
+    #[serde(default = "yes")]
+    pub prr: bool,
+    #[serde(default = "default_mss")]
+    pub mss_bytes: u32,
+    #[serde(default = "default_header")]
+    pub header_bytes: u32,
+    #[serde(default = "default_iw")]
+    pub init_cwnd_pkts: u32,
+    #[serde(default = "default_rwnd")]
+    pub rwnd_bytes: u64,
+    #[serde(default = "default_sndbuf")]
+    pub sndbuf_bytes: u64,
+    #[serde(default = "yes")]
+    pub delayed_ack: bool,
+    #[serde(default = "default_delack")]
+    pub delack_timeout_ns: Nanos,
+    #[serde(default = "yes")]
+    pub timestamps: bool,
+    #[serde(default = "yes")]
+    pub sack: bool,
+    #[serde(default = "default_min_rto")]
+    pub min_rto_ns: Nanos,
+    #[serde(default = "default_initial_rto")]
+    pub initial_rto_ns: Nanos,
+    #[serde(default = "default_max_rto")]
+    pub max_rto_ns: Nanos,
+    /// Test hook: the first transmission of each of these segments (0-based) is dropped.
+    #[serde(default)]
+    pub drop_segments: Vec<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_cc() -> String {
+    "reno".into()
+}
+fn default_recovery() -> Recovery {
+    Recovery::Sack
+}
+fn default_mss() -> u32 {
+    1448
+}
+fn default_header() -> u32 {
+    52
+}
+fn default_iw() -> u32 {
+    10
+}
+fn default_rwnd() -> u64 {
+    6 * 1024 * 1024
+}
+fn default_sndbuf() -> u64 {
+    4 * 1024 * 1024
+}
+fn default_delack() -> Nanos {
+    40 * NS_PER_MS
+}
+fn default_min_rto() -> Nanos {
+    200 * NS_PER_MS
+}
+fn default_initial_rto() -> Nanos {
+    NS_PER_SEC
+}
+fn default_max_rto() -> Nanos {
+    120 * NS_PER_SEC
+}
+
+impl TcpSpec {
+    /// A Linux-like TCP flow from `src` to `dst` with every other field at its default.
+    pub fn new(src: u32, dst: u32) -> Self {
+        serde_json::from_value(serde_json::json!({"src": src, "dst": dst})).expect("defaults")
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrSpec {
+    pub src: u32,
+    pub dst: u32,
+    #[serde(default)]
+    pub start_ns: Nanos,
+    #[serde(default)]
+    pub stop_ns: Option<Nanos>,
+    #[serde(default = "default_cbr_size")]
+    pub packet_bytes: u32,
+    /// (time_ns, rate_bps), piecewise constant from each time on.
+    pub schedule: Vec<(Nanos, u64)>,
+}
+
+fn default_cbr_size() -> u32 {
+    1000
+}
+
+/// A link of the built topology.
+#[derive(Clone, Debug)]
+pub struct BuiltLink {
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay_ns: Nanos,
+    pub queue: QueueSpec,
+    pub loss: f64,
+}
+
+/// The topology as nodes and one-way links, whatever way it was given.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub node_names: Vec<String>,
+    pub links: Vec<BuiltLink>,
+}
+
+impl Dumbbell {
+    /// Node and link numbering as documented in `docs/engine-spec.md`.
+    pub fn build(&self) -> Built {
+        let n = self.pairs;
+        let mut node_names: Vec<String> = (1..=n).map(|i| format!("sender{i}")).collect();
+        node_names.extend((1..=n).map(|i| format!("receiver{i}")));
+        node_names.push("router1".into());
+        node_names.push("router2".into());
+        let (r1, r2) = (2 * n, 2 * n + 1);
+        let bottleneck = |from, to, loss| BuiltLink {
+            from,
+            to,
+            rate_bps: self.bottleneck_rate_bps,
+            delay_ns: self.bottleneck_delay_ns,
+            queue: self.queue.clone(),
+            loss,
+        };
+        let mut links = vec![bottleneck(r1, r2, self.loss), bottleneck(r2, r1, self.reverse_loss)];
+        for i in 0..n {
+            let d = self.access_delay_ns.get(i as usize).copied().unwrap_or(0);
+            let access = |from, to| BuiltLink {
+                from,
+                to,
+                rate_bps: self.access_rate_bps,
+                delay_ns: d,
+                queue: self.access_queue.clone(),
+                loss: 0.0,
+            };
+            links.push(access(i, r1));
+            links.push(access(r1, i));
+            links.push(access(r2, n + i));
+            links.push(access(n + i, r2));
+        }
+        Built { node_names, links }
+    }
+}
+
+fn check_queue(q: &QueueSpec, field: &str) -> Result<(), SpecError> {
+    match q {
+        QueueSpec::Droptail { limit_pkts, limit_bytes } => match (limit_pkts, limit_bytes) {
+            (Some(p), None) if *p >= 1 => Ok(()),
+            (None, Some(b)) if *b >= 1 => Ok(()),
+            (Some(p), None) => Err(SpecError::new(format!("{field}.limit_pkts"), p, "at least 1 packet")),
+            (None, Some(b)) => Err(SpecError::new(format!("{field}.limit_bytes"), b, "at least 1 byte")),
+            _ => Err(SpecError::new(field, "droptail", "exactly one of limit_pkts or limit_bytes")),
+        },
+    }
+}
+
+fn check_prob(p: f64, field: &str) -> Result<(), SpecError> {
+    if (0.0..1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(SpecError::new(field, p, "a probability in [0, 1)"))
+    }
+}
+
+impl Spec {
+    pub fn from_json(text: &str) -> Result<Spec, SpecError> {
+        serde_json::from_str(text).map_err(|e| SpecError::new("spec", e, "a tcplab engine spec (docs/engine-spec.md)"))
+    }
+
+    /// Check every field the engine relies on and build the topology.
+    pub fn validate(&self) -> Result<Built, SpecError> {
+        if self.duration_ns == 0 {
+            return Err(SpecError::new("duration_ns", 0, "a positive duration"));
+        }
+        if self.interval_ns == 0 {
+            return Err(SpecError::new("interval_ns", 0, "a positive interval"));
+        }
+        let built = match &self.topology {
+            Topology::Dumbbell(d) => {
+                if d.pairs == 0 {
+                    return Err(SpecError::new("topology.pairs", 0, "at least 1 pair"));
+                }
+                if d.bottleneck_rate_bps == 0 {
+                    return Err(SpecError::new("topology.bottleneck_rate_bps", 0, "a positive rate"));
+                }
+                if d.access_rate_bps == 0 {
+                    return Err(SpecError::new("topology.access_rate_bps", 0, "a positive rate"));
+                }
+                if !d.access_delay_ns.is_empty() && d.access_delay_ns.len() != d.pairs as usize {
+                    return Err(SpecError::new(
+                        "topology.access_delay_ns",
+                        format!("{} values", d.access_delay_ns.len()),
+                        format!("one value per pair ({})", d.pairs),
+                    ));
+                }
+                check_queue(&d.queue, "topology.queue")?;
+                check_queue(&d.access_queue, "topology.access_queue")?;
+                check_prob(d.loss, "topology.loss")?;
+                check_prob(d.reverse_loss, "topology.reverse_loss")?;
+                d.build()
+            }
+            Topology::Graph(g) => {
+                if g.nodes.is_empty() {
+                    return Err(SpecError::new("topology.nodes", "[]", "at least one node"));
+                }
+                let n = g.nodes.len() as u32;
+                for (i, l) in g.links.iter().enumerate() {
+                    let f = format!("topology.links[{i}]");
+                    if l.from >= n {
+                        return Err(SpecError::new(format!("{f}.from"), l.from, format!("a node index below {n}")));
+                    }
+                    if l.to >= n || l.to == l.from {
+                        return Err(SpecError::new(format!("{f}.to"), l.to, format!("a node index below {n}, not the link's own source")));
+                    }
+                    if l.rate_bps == 0 {
+                        return Err(SpecError::new(format!("{f}.rate_bps"), 0, "a positive rate"));
+                    }
+                    check_queue(&l.queue, &format!("{f}.queue"))?;
+                    check_prob(l.loss, &format!("{f}.loss"))?;
+                }
+                Built { node_names: g.nodes.clone(), links: g.links.iter().map(|l| BuiltLink {
+                    from: l.from, to: l.to, rate_bps: l.rate_bps, delay_ns: l.delay_ns, queue: l.queue.clone(), loss: l.loss,
+                }).collect() }
+            }
+        };
+        let n = built.node_names.len() as u32;
+        for (i, f) in self.flows.iter().enumerate() {
+            let (src, dst) = f.endpoints();
+            if src >= n {
+                return Err(SpecError::new(format!("flows[{i}].src"), src, format!("a node index below {n}")));
+            }
+            if dst >= n || dst == src {
+                return Err(SpecError::new(format!("flows[{i}].dst"), dst, format!("a node index below {n}, not the flow's source")));
+            }
+            let (start, stop) = f.start_stop();
+            if let Some(stop) = stop {
+                if stop <= start {
+                    return Err(SpecError::new(format!("flows[{i}].stop_ns"), stop, "a stop time after the start"));
+                }
+            }
+            match f {
+                FlowSpec::Tcp(t) => {
+                    if t.mss_bytes < 64 || t.mss_bytes > 65_000 {
+                        return Err(SpecError::new(format!("flows[{i}].mss_bytes"), t.mss_bytes, "64 to 65000 bytes"));
+                    }
+                    if t.init_cwnd_pkts == 0 {
+                        return Err(SpecError::new(format!("flows[{i}].init_cwnd_pkts"), 0, "at least 1 segment"));
+                    }
+                    if t.rwnd_bytes < t.mss_bytes as u64 {
+                        return Err(SpecError::new(format!("flows[{i}].rwnd_bytes"), t.rwnd_bytes, "at least one MSS"));
+                    }
+                    if t.sndbuf_bytes < t.mss_bytes as u64 {
+                        return Err(SpecError::new(format!("flows[{i}].sndbuf_bytes"), t.sndbuf_bytes, "at least one MSS"));
+                    }
+                    if t.recovery == Recovery::Sack && !t.sack {
+                        return Err(SpecError::new(format!("flows[{i}].sack"), false, "true when recovery is \"sack\""));
+                    }
+                    if t.min_rto_ns == 0 || t.max_rto_ns < t.min_rto_ns {
+                        return Err(SpecError::new(format!("flows[{i}].min_rto_ns"), t.min_rto_ns, "positive and at most max_rto_ns"));
+                    }
+                    if !crate::cc::NAMES.contains(&t.cc.as_str()) {
+                        return Err(SpecError::new(format!("flows[{i}].cc"), &t.cc, format!("one of {}", crate::cc::NAMES.join(", "))));
+                    }
+                }
+                FlowSpec::Cbr(c) => {
+                    if c.packet_bytes < 28 {
+                        return Err(SpecError::new(format!("flows[{i}].packet_bytes"), c.packet_bytes, "at least 28 bytes (IP + UDP headers)"));
+                    }
+                    if c.schedule.is_empty() {
+                        return Err(SpecError::new(format!("flows[{i}].schedule"), "[]", "at least one (time_ns, rate_bps) step"));
+                    }
+                    if c.schedule.windows(2).any(|w| w[1].0 <= w[0].0) {
+                        return Err(SpecError::new(format!("flows[{i}].schedule"), "unsorted", "steps in increasing time order"));
+                    }
+                }
+            }
+        }
+        Ok(built)
+    }
+}

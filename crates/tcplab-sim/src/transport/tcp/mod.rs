@@ -1,0 +1,9 @@
+//! TCP: a bulk sender (infinite backlog, like iperf) and its receiver, in segment units.
+
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;

@@ -1,0 +1,444 @@
+//! The TCP sender: a bulk source (infinite backlog, like iperf) with slow start and congestion
+//! avoidance delegated to a [`Cc`], and loss recovery chosen separately:
+//!
+//! ```text
+//!            3 dupACKs (or RFC 6675 IsLost(una))            full ACK (una >= recover)
+//!   Open/Disorder ─────────────────────────────► Recovery ─────────────────────────► Open
+//!        │   tahoe: ssthresh, cwnd = 1, go-back-N   │ reno: first new ACK ends it
+//!        │          ───────────► Loss               │ newreno (RFC 6582): partial ACK → retransmit next hole
+//!        │                                          │ sack (RFC 6675, PRR RFC 6937): pipe-driven, many holes per RTT
+//!        └──── RTO (RFC 6298) ──► Loss: ssthresh, cwnd = 1, all un-SACKed segments lost ──► Open when una >= recover
+//! ```
+//!
+//! Sequence numbers count whole segments (all data segments are full-sized). Deviations from
+//! Linux are listed in `docs/tcp.md`.
+
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
+use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
+use crate::ids::{FlowId, NodeId};
+use crate::net::packet::{Kind, Packet};
+use crate::spec::{Recovery, TcpSpec};
+use crate::time::Nanos;
+use crate::transport::TimerSlot;
+
+/// RFC 5681 / RFC 6675 DupThresh.
+const DUPTHRESH: u32 = 3;
+
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub retrans_pkts: u64,
+    /// Segments the test hook dropped at the sender.
+    pub hook_dropped_pkts: u64,
+    pub rto_count: u64,
+    /// Fast-retransmit episodes (entries into Recovery, or Tahoe's slow start after 3 dupACKs).
+    pub recoveries: u64,
+}
+
+#[derive(Debug)]
+pub struct TcpSender {
+    flow: FlowId,
+    dst: NodeId,
+    recovery: Recovery,
+    prr: bool,
+    timestamps: bool,
+    mss_bytes: u32,
+    data_bytes: u32,
+    /// Window allowed by the receiver and the send buffer, segments.
+    wnd_limit_segs: u32,
+    pub cc: Cc,
+    pub tp: TcpCcView,
+    pub sb: Scoreboard,
+    snd_nxt: u32,
+    dupacks: u32,
+    /// Linux `high_seq`: snd_nxt when recovery or loss began.
+    recover: u32,
+    partial_acks: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+    pub rtt: RttEstimator,
+    backoff: u32,
+    /// Whether the last send attempt stopped on cwnd rather than on the window or the application.
+    cwnd_limited: bool,
+    /// The application has data (between the flow's start and stop).
+    pub active: bool,
+    drop_segments: Vec<u32>,
+    pub rto_timer: TimerSlot,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(flow: FlowId, dst: NodeId, spec: &TcpSpec) -> Self {
+        let mut cc = Cc::by_name(&spec.cc).expect("validated congestion control");
+        let mut tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
+        cc.init(&mut tp);
+        let wnd = (spec.rwnd_bytes.min(spec.sndbuf_bytes) / spec.mss_bytes as u64).clamp(1, u32::MAX as u64 / 2) as u32;
+        let mut drop_segments = spec.drop_segments.clone();
+        drop_segments.sort_unstable();
+        drop_segments.dedup();
+        TcpSender {
+            flow,
+            dst,
+            recovery: spec.recovery,
+            prr: spec.prr,
+            timestamps: spec.timestamps,
+            mss_bytes: spec.mss_bytes,
+            data_bytes: spec.mss_bytes + spec.header_bytes,
+            wnd_limit_segs: wnd,
+            cc,
+            tp,
+            sb: Scoreboard::new(wnd.min(1 << 16) as usize + 16),
+            snd_nxt: 0,
+            dupacks: 0,
+            recover: 0,
+            partial_acks: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            rtt: RttEstimator::new(spec.initial_rto_ns, spec.min_rto_ns, spec.max_rto_ns),
+            backoff: 0,
+            cwnd_limited: false,
+            active: false,
+            drop_segments,
+            rto_timer: TimerSlot::default(),
+            stats: SenderStats::default(),
+        }
+    }
+
+    #[inline]
+    pub fn snd_una(&self) -> u32 {
+        self.sb.una()
+    }
+
+    #[inline]
+    pub fn snd_nxt(&self) -> u32 {
+        self.snd_nxt
+    }
+
+    #[inline]
+    pub fn ca_state(&self) -> CaState {
+        self.tp.ca_state
+    }
+
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.sb.in_flight() as u64 * self.mss_bytes as u64
+    }
+
+    /// The application starts writing (iperf connects).
+    pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        self.active = true;
+        self.tp.now_ns = now;
+        self.cc.cwnd_event(&self.tp, CaEvent::TxStart);
+        self.try_send(now, out);
+    }
+
+    fn set_state(&mut self, state: CaState) {
+        if self.tp.ca_state != state {
+            self.cc.set_state(&self.tp, state);
+            self.tp.ca_state = state;
+        }
+    }
+
+    fn arm_rto(&mut self, now: Nanos) {
+        self.rto_timer.deadline = Some(now + self.rtt.rto(self.backoff));
+    }
+
+    fn transmit(&mut self, seq: u32, retrans: bool, now: Nanos, out: &mut Vec<Packet>) {
+        let mut p = Packet::new(self.flow, self.dst, Kind::Data, self.data_bytes);
+        p.seq = seq;
+        p.retrans = retrans;
+        p.ts_val_ns = now;
+        self.stats.sent_pkts += 1;
+        self.stats.sent_bytes += self.data_bytes as u64;
+        if retrans {
+            self.stats.retrans_pkts += 1;
+            self.sb.on_retransmit(seq, now);
+        } else {
+            self.sb.push(now);
+        }
+        if self.tp.ca_state == CaState::Recovery {
+            self.prr_out += 1;
+        }
+        if self.rto_timer.deadline.is_none() {
+            // RFC 6298 (5.1): start the timer when it is not running.
+            self.arm_rto(now);
+        }
+        if !retrans && self.drop_segments.binary_search(&seq).is_ok() {
+            self.stats.hook_dropped_pkts += 1;
+            return;
+        }
+        out.push(p);
+    }
+
+    /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data.
+    fn try_send(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        loop {
+            if self.sb.in_flight() >= self.tp.snd_cwnd {
+                self.cwnd_limited = true;
+                return;
+            }
+            if let Some(seq) = self.sb.next_retransmit() {
+                self.transmit(seq, true, now, out);
+                continue;
+            }
+            if !self.active || self.sb.packets_out() >= self.wnd_limit_segs {
+                self.cwnd_limited = false;
+                return;
+            }
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.transmit(seq, false, now, out);
+        }
+    }
+
+    /// Retransmit `seq` now, whatever the window says (fast retransmit, NewReno's partial ACK).
+    fn retransmit_now(&mut self, seq: u32, now: Nanos, out: &mut Vec<Packet>) {
+        self.sb.mark_lost(seq);
+        if self.sb.is_lost(seq) {
+            self.transmit(seq, true, now, out);
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        self.stats.recoveries += 1;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        self.recover = self.snd_nxt;
+        self.dupacks = 0;
+        self.partial_acks = 0;
+        match self.recovery {
+            Recovery::Tahoe => {
+                // Jacobson 1988: retransmit and slow-start from one segment, resending everything
+                // outstanding (go-back-N) — no SACK information to skip what arrived.
+                self.set_state(CaState::Loss);
+                self.tp.snd_cwnd = 1;
+                self.tp.snd_cwnd_cnt = 0;
+                self.sb.mark_all_lost();
+            }
+            Recovery::Reno | Recovery::Newreno => {
+                // RFC 5681 §3.2 steps 2–3: retransmit, cwnd = ssthresh + 3·SMSS.
+                self.set_state(CaState::Recovery);
+                self.tp.snd_cwnd = self.tp.snd_ssthresh + DUPTHRESH;
+                let una = self.snd_una();
+                self.retransmit_now(una, now, out);
+            }
+            Recovery::Sack => {
+                self.set_state(CaState::Recovery);
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                let una = self.snd_una();
+                self.sb.mark_lost(una);
+                self.sb.mark_lost_by_sack(DUPTHRESH);
+                if !self.prr {
+                    // RFC 6675 §5 (4.2): cwnd = ssthresh; (4.3): retransmit the first lost segment.
+                    self.tp.snd_cwnd = self.tp.snd_ssthresh;
+                    self.retransmit_now(una, now, out);
+                }
+            }
+        }
+    }
+
+    fn exit_recovery(&mut self) {
+        // Linux `tcp_end_cwnd_reduction`: cwnd = ssthresh. RFC 6582 §3.2 step 3 (full ACK),
+        // option (2); RFC 6937: cwnd = ssthresh on exit.
+        self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        self.dupacks = 0;
+        self.set_state(CaState::Open);
+        self.cc.cwnd_event(&self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// RFC 6937 PRR with the slow-start reduction bound, as Linux `tcp_cwnd_reduction`:
+    /// while pipe > ssthresh, send ⌈prr_delivered · ssthresh / RecoverFS⌉ − prr_out (RecoverFS =
+    /// cwnd at entry); otherwise grow back toward ssthresh no faster than slow start.
+    fn prr_update(&mut self, delivered: u32, una_advanced: bool) {
+        if delivered == 0 {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let pipe = self.sb.in_flight() as i64;
+        let ssthresh = self.tp.snd_ssthresh as i64;
+        let delta = ssthresh - pipe;
+        let prior = self.tp.prior_cwnd.max(1) as i64;
+        let mut sndcnt = if delta < 0 {
+            (ssthresh * self.prr_delivered as i64 + prior - 1) / prior - self.prr_out as i64
+        } else if una_advanced {
+            delta.min((self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + 1)
+        } else {
+            delta.min(delivered as i64)
+        };
+        // Force the fast retransmit on entering recovery.
+        sndcnt = sndcnt.max(if self.prr_out == 0 { 1 } else { 0 });
+        self.tp.snd_cwnd = (pipe + sndcnt.max(0)).max(1) as u32;
+    }
+
+    /// An ACK arrived.
+    pub fn on_ack(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
+        self.tp.now_ns = now;
+        let una = self.snd_una();
+        if p.ack < una || p.ack > self.snd_nxt {
+            return; // old or bogus
+        }
+        let prior_in_flight = self.sb.in_flight();
+        let packets_out = self.sb.packets_out();
+        let acked = self.sb.ack(p.ack);
+        let una_advanced = acked.segs > 0;
+        if una_advanced {
+            self.sb.clear_block_cache();
+        }
+        let mut newly_sacked = 0;
+        for (i, &(s, e)) in p.sack_blocks().iter().enumerate() {
+            newly_sacked += self.sb.sack(s, e, i);
+        }
+
+        // RTT: the segments' own send times (Karn: never retransmitted ones), else the echoed
+        // timestamp (RFC 7323 §4), as Linux `tcp_ack_update_rtt`.
+        let (seq_rtt, ca_rtt) = match (acked.first_xmit_ns, acked.last_xmit_ns) {
+            (Some(f), Some(l)) if !acked.retrans_acked => (Some(now - f), Some(now - l)),
+            _ if una_advanced && self.timestamps && p.ts_ecr_ns > 0 => (Some(now - p.ts_ecr_ns), Some(now - p.ts_ecr_ns)),
+            _ => (None, None),
+        };
+        if let Some(r) = seq_rtt {
+            self.rtt.sample(r);
+            self.tp.srtt_ns = self.rtt.srtt_ns;
+            self.tp.min_rtt_ns = self.rtt.min_rtt_ns;
+        }
+        if una_advanced {
+            // RFC 6298 (5.7)-(5.3): a new ACK ends backoff and restarts the timer.
+            self.backoff = 0;
+        }
+        let delivered = acked.not_sacked + newly_sacked;
+        if delivered > 0 {
+            let sample = AckSample { pkts_acked: delivered, rtt_ns: ca_rtt, in_flight: prior_in_flight };
+            self.cc.pkts_acked(&self.tp, &sample);
+        }
+        // RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding.
+        let is_dupack = !una_advanced && packets_out > 0;
+        // RFC 6298 (5.3): restart the timer when new data is acknowledged.
+        let mut restart_rto = una_advanced;
+
+        match self.tp.ca_state {
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
+                if is_dupack {
+                    self.dupacks += 1;
+                } else if una_advanced {
+                    self.dupacks = 0;
+                }
+                let time_to_recover = match self.recovery {
+                    Recovery::Sack => {
+                        self.sb.mark_lost_by_sack(DUPTHRESH);
+                        self.dupacks >= DUPTHRESH || self.sb.lost_out > 0
+                    }
+                    _ => self.dupacks >= DUPTHRESH,
+                };
+                if time_to_recover {
+                    self.enter_recovery(now, out);
+                    if self.recovery == Recovery::Sack && self.prr {
+                        self.prr_update(delivered.max(1), una_advanced);
+                    }
+                } else if self.dupacks > 0 || self.sb.sacked_out > 0 {
+                    self.set_state(CaState::Disorder);
+                } else {
+                    self.set_state(CaState::Open);
+                }
+            }
+            CaState::Recovery => {
+                if self.snd_una() >= self.recover {
+                    self.exit_recovery();
+                } else {
+                    match self.recovery {
+                        Recovery::Reno => {
+                            if una_advanced {
+                                // RFC 5681 §3.2 step 6: the first ACK of new data ends recovery.
+                                self.exit_recovery();
+                            } else if is_dupack {
+                                self.tp.snd_cwnd += 1; // step 4: inflate
+                            }
+                        }
+                        Recovery::Newreno => {
+                            if una_advanced {
+                                // RFC 6582 §3.2 step 5: partial ACK — retransmit the next hole,
+                                // deflate by what was acknowledged, add back one segment.
+                                self.partial_acks += 1;
+                                let una = self.snd_una();
+                                self.retransmit_now(una, now, out);
+                                self.tp.snd_cwnd = self.tp.snd_cwnd.saturating_sub(acked.segs).max(1) + 1;
+                                // RFC 6582 §4 "Impatient" variant: only the first partial ACK
+                                // restarts the timer, so a window with many holes ends in an RTO
+                                // rather than one repair per RTT.
+                                restart_rto = self.partial_acks == 1;
+                            } else if is_dupack {
+                                self.tp.snd_cwnd += 1;
+                            }
+                        }
+                        Recovery::Sack => {
+                            self.sb.mark_lost_by_sack(DUPTHRESH);
+                            if self.prr {
+                                self.prr_update(delivered, una_advanced);
+                            }
+                        }
+                        Recovery::Tahoe => unreachable!("tahoe recovers in Loss state"),
+                    }
+                }
+            }
+            CaState::Loss => {
+                if self.recovery == Recovery::Sack {
+                    self.sb.mark_lost_by_sack(DUPTHRESH);
+                }
+                if self.snd_una() >= self.recover {
+                    self.dupacks = 0;
+                    self.set_state(CaState::Open);
+                }
+            }
+        }
+
+        // Window growth (Linux `tcp_cong_avoid`) outside cwnd reduction.
+        if una_advanced && self.tp.ca_state != CaState::Recovery {
+            self.tp.packets_in_flight = prior_in_flight;
+            self.tp.is_cwnd_limited = self.cwnd_limited
+                || prior_in_flight >= self.tp.snd_cwnd
+                || (self.tp.in_slow_start() && self.tp.snd_cwnd < 2 * prior_in_flight);
+            self.cc.cong_avoid(&mut self.tp, p.ack, acked.segs);
+        }
+
+        if self.sb.packets_out() == 0 {
+            self.rto_timer.deadline = None; // RFC 6298 (5.2)
+        } else if restart_rto {
+            self.arm_rto(now);
+        }
+        self.try_send(now, out);
+        #[cfg(debug_assertions)]
+        self.sb.check();
+    }
+
+    /// The retransmission timer expired (RFC 6298 (5.4)-(5.7), Linux `tcp_enter_loss`).
+    pub fn on_rto(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if self.sb.packets_out() == 0 {
+            return;
+        }
+        self.tp.now_ns = now;
+        self.stats.rto_count += 1;
+        // Linux `tcp_enter_loss`: a timeout during Recovery or Loss is the same loss episode
+        // and keeps its ssthresh (an RFC-style inflated cwnd must not set it).
+        let state = self.tp.ca_state;
+        if matches!(state, CaState::Open | CaState::Disorder | CaState::Cwr) || self.snd_una() >= self.recover {
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        }
+        self.cc.cwnd_event(&self.tp, CaEvent::Loss);
+        self.set_state(CaState::Loss);
+        self.tp.snd_cwnd = 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.recover = self.snd_nxt;
+        self.dupacks = 0;
+        self.sb.mark_all_lost();
+        self.backoff += 1;
+        self.arm_rto(now);
+        self.try_send(now, out);
+    }
+
+    /// The slow-start threshold in bytes, or `None` while it is still infinite.
+    pub fn ssthresh_bytes(&self) -> Option<u64> {
+        (self.tp.snd_ssthresh < INFINITE_SSTHRESH).then(|| self.tp.snd_ssthresh as u64 * self.mss_bytes as u64)
+    }
+}

@@ -1,0 +1,3 @@
+//! UDP endpoints.
+
+pub mod cbr;
