@@ -482,22 +482,22 @@ impl Simulation {
         let nf = self.flows.len();
         let mut cols: Vec<(&'static str, Vec<f64>)> = [
             "sent_pkts", "sent_bytes", "retrans_pkts", "dropped_pkts", "delivered_pkts", "in_flight_pkts", "goodput_bytes",
-            "rto_count", "recoveries", "owd_mean_ns", "owd_min_ns", "owd_p50_ns", "owd_p99_ns", "owd_max_ns",
+            "rto_count", "recoveries", "recovery_ns", "owd_mean_ns", "owd_min_ns", "owd_p50_ns", "owd_p99_ns", "owd_max_ns",
         ]
         .iter()
         .map(|&n| (n, Vec::with_capacity(nf)))
         .collect();
         for (i, flow) in self.flows.iter().enumerate() {
-            let (sent, sent_bytes, retrans, hook_drops, delivered, goodput, rtos, recov, owd) = match &flow.ends {
+            let (sent, sent_bytes, retrans, hook_drops, delivered, goodput, rtos, recov, recov_ns, owd) = match &flow.ends {
                 Endpoints::Tcp { sender, receiver } => {
                     let st = &sender.stats;
-                    (st.sent_pkts, st.sent_bytes, st.retrans_pkts, st.hook_dropped_pkts, receiver.stats.delivered_pkts, receiver.stats.goodput_bytes, st.rto_count, st.recoveries, &receiver.stats.owd)
+                    (st.sent_pkts, st.sent_bytes, st.retrans_pkts, st.hook_dropped_pkts, receiver.stats.delivered_pkts, receiver.stats.goodput_bytes, st.rto_count, st.recoveries, st.recovery_ns, &receiver.stats.owd)
                 }
-                Endpoints::Cbr { source, sink } => (source.sent_pkts, source.sent_bytes, 0, 0, sink.delivered_pkts, sink.bytes, 0, 0, &sink.owd),
+                Endpoints::Cbr { source, sink } => (source.sent_pkts, source.sent_bytes, 0, 0, sink.delivered_pkts, sink.bytes, 0, 0, 0, &sink.owd),
             };
             let row = [
                 sent as f64, sent_bytes as f64, retrans as f64, (flow.net_dropped_pkts + hook_drops) as f64, delivered as f64,
-                in_net[i] as f64, goodput as f64, rtos as f64, recov as f64, owd.mean(), owd.min(), owd.quantile(0.5),
+                in_net[i] as f64, goodput as f64, rtos as f64, recov as f64, recov_ns as f64, owd.mean(), owd.min(), owd.quantile(0.5),
                 owd.quantile(0.99), owd.max(),
             ];
             for (c, v) in cols.iter_mut().zip(row) {

@@ -35,6 +35,8 @@ pub struct SenderStats {
     pub rto_count: u64,
     /// Fast-retransmit episodes (entries into Recovery, or Tahoe's slow start after 3 dupACKs).
     pub recoveries: u64,
+    /// Time spent in fast recovery (Recovery state), ns.
+    pub recovery_ns: u64,
 }
 
 #[derive(Debug)]
@@ -53,9 +55,12 @@ pub struct TcpSender {
     pub sb: Scoreboard,
     snd_nxt: u32,
     dupacks: u32,
-    /// Linux `high_seq`: snd_nxt when recovery or loss began.
+    /// Linux `high_seq`, RFC 6582 `recover`: snd_nxt when recovery or loss began.
     recover: u32,
+    /// Whether a loss episode has set `recover` yet (RFC 6582 initialises it to the ISN).
+    recover_set: bool,
     partial_acks: u32,
+    recovery_start_ns: Nanos,
     prr_delivered: u32,
     prr_out: u32,
     pub rtt: RttEstimator,
@@ -93,7 +98,9 @@ impl TcpSender {
             snd_nxt: 0,
             dupacks: 0,
             recover: 0,
+            recover_set: false,
             partial_acks: 0,
+            recovery_start_ns: 0,
             prr_delivered: 0,
             prr_out: 0,
             rtt: RttEstimator::new(spec.initial_rto_ns, spec.min_rto_ns, spec.max_rto_ns),
@@ -135,6 +142,11 @@ impl TcpSender {
 
     fn set_state(&mut self, state: CaState) {
         if self.tp.ca_state != state {
+            if state == CaState::Recovery {
+                self.recovery_start_ns = self.tp.now_ns;
+            } else if self.tp.ca_state == CaState::Recovery {
+                self.stats.recovery_ns += self.tp.now_ns - self.recovery_start_ns;
+            }
             self.cc.set_state(&self.tp, state);
             self.tp.ca_state = state;
         }
@@ -205,6 +217,7 @@ impl TcpSender {
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
         self.recover = self.snd_nxt;
+        self.recover_set = true;
         self.dupacks = 0;
         self.partial_acks = 0;
         match self.recovery {
@@ -329,7 +342,14 @@ impl TcpSender {
                         self.sb.mark_lost_by_sack(DUPTHRESH);
                         self.dupacks >= DUPTHRESH || self.sb.lost_out > 0
                     }
-                    _ => self.dupacks >= DUPTHRESH,
+                    // RFC 6582 §4.1 (ns-2's `bug_fix_`): after a loss episode, duplicate ACKs
+                    // trigger fast retransmit only once they cover more than `recover`, so the
+                    // duplicates a go-back-N resend provokes do not start another one. Classic
+                    // Reno (RFC 5681) has no such check.
+                    Recovery::Reno => self.dupacks >= DUPTHRESH,
+                    Recovery::Tahoe | Recovery::Newreno => {
+                        self.dupacks >= DUPTHRESH && (!self.recover_set || self.snd_una() > self.recover)
+                    }
                 };
                 if time_to_recover {
                     self.enter_recovery(now, out);
@@ -408,7 +428,9 @@ impl TcpSender {
         }
         self.try_send(now, out);
         #[cfg(debug_assertions)]
-        self.sb.check();
+        if self.stats.sent_pkts % 1024 == 0 {
+            self.sb.check();
+        }
     }
 
     /// The retransmission timer expired (RFC 6298 (5.4)-(5.7), Linux `tcp_enter_loss`).
@@ -430,6 +452,7 @@ impl TcpSender {
         self.tp.snd_cwnd = 1;
         self.tp.snd_cwnd_cnt = 0;
         self.recover = self.snd_nxt;
+        self.recover_set = true;
         self.dupacks = 0;
         self.sb.mark_all_lost();
         self.backoff += 1;
