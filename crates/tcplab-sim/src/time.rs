@@ -10,8 +10,10 @@ pub const NS_PER_SEC: Nanos = 1_000_000_000;
 /// Time to serialise `bytes` onto a link of `rate_bps`, rounded up to a whole nanosecond.
 #[inline]
 pub fn tx_time_ns(bytes: u32, rate_bps: u64) -> Nanos {
-    let bits_ns = bytes as u128 * 8 * NS_PER_SEC as u128;
-    bits_ns.div_ceil(rate_bps as u128) as Nanos
+    // An IP packet is under 64 KiB, so bytes · 8·10^9 < 2^53 fits in u64 (a u128 division costs
+    // three times as much on the per-packet path).
+    debug_assert!(bytes <= 65_535, "{bytes}-byte packet");
+    (bytes as u64 * 8 * NS_PER_SEC).div_ceil(rate_bps)
 }
 
 #[cfg(test)]

@@ -1,0 +1,42 @@
+# tcplab: `make` installs everything and runs the reference experiment; `make test` runs every test.
+
+PYTHON ?= python3
+DEBIAN_PACKAGES := ns2 hyperfine time
+SCENARIO ?= scenarios/reference.toml
+
+.PHONY: all install deps python main test test-rust test-python bench clean
+
+all: install main
+
+install: deps python
+
+# Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine and GNU time (measuring).
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@command -v cargo >/dev/null || { echo "tcplab: error: cargo (Rust >= 1.85) is required to build the engine" >&2; exit 2; }
+
+# The Python package with its Rust engine (maturin builds crates/tcplab-py in release mode).
+python:
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+
+main:
+	tcplab sim $(SCENARIO)
+
+test: install test-rust test-python
+
+test-rust:
+	cargo test --release -p tcplab-sim
+
+test-python:
+	$(PYTHON) -m pytest -q tests
+
+bench: install
+	$(PYTHON) bench/reference.py
+
+clean:
+	cargo clean
+	rm -rf python/tcplab/_core*.so .pytest_cache

@@ -1,0 +1,274 @@
+"""The ``tcplab`` command: a thin layer over the Python API.
+
+::
+
+    tcplab sim scenarios/reference.toml
+    tcplab sim --rtt 100ms --bottleneck 100Mbps --buffer 0.2bdp \\
+               --flow newreno --flow newreno@60s --duration 300s --csv out/run.csv
+
+Exit status: 0 on success, 2 for bad input (a usage error or a scenario that cannot run: one line
+naming the field, the value and what is allowed, and nothing written), 1 when the engine fails,
+130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import Scenario, read_toml, set_path
+from .engine import engine_version, simulate
+from .errors import MISSING, EngineError, ScenarioError, TcplabError
+from .result import Result, intervals_path
+
+__all__ = ["main", "build_parser"]
+
+#: What ``tcplab sim`` runs without a FILE: the papers' reference dumbbell (flows from --flow).
+DEFAULTS: dict[str, Any] = {
+    "name": "sim",
+    "duration": "300s",
+    "topology": {"kind": "dumbbell", "bottleneck": "100Mbps", "rtt": "100ms", "buffer": "1bdp"},
+}
+
+# (flag, scenario path, argparse type, metavar, help)
+_SCENARIO_FLAGS: list[tuple[str, str, Any, str, str]] = [
+    ("--name", "name", str, "NAME", "label of the run"),
+    ("--duration", "duration", str, "TIME", "simulated run length, e.g. 300s (default without FILE: 300s)"),
+    ("--seed", "seed", int, "N", "master random seed (default 1)"),
+    ("--interval", "interval", str, "TIME", "measurement interval (default 1s)"),
+    ("--window", "window", str, "START:STOP", "measurement window, e.g. 120s:300s (default: 120 s to the end; runs under 300 s: their last 60%%)"),
+    ("--start-jitter", "start_jitter", str, "TIME", "flows start uniformly in [start, start + jitter) (default 5ms)"),
+    ("--host-jitter", "host_jitter", str, "TIME", "per-packet host processing delay, uniform in [0, jitter) (default 0ms)"),
+    ("--bottleneck", "topology.bottleneck", str, "RATE", "dumbbell bottleneck rate (default without FILE: 100Mbps)"),
+    ("--rtt", "topology.rtt", str, "TIME", "dumbbell base RTT (default without FILE: 100ms)"),
+    ("--buffer", "topology.buffer", str, "BUFFER", "bottleneck buffer: 834pkt, 1.2MB or 0.2bdp (default 1bdp)"),
+    ("--access-rate", "topology.access_rate", str, "RATE", "dumbbell access link rate (default 1Gbps)"),
+    ("--access-delay", "topology.access_delay", str, "TIME", "dumbbell access link one-way delay (default 0ms)"),
+    ("--loss", "topology.loss", float, "P", "random loss probability on the forward bottleneck (default 0)"),
+]
+
+#: Flags that take a value; a value that looks negative ("-5ms") is still their value.
+_VALUE_FLAGS = {flag for flag, *_ in _SCENARIO_FLAGS} | {"--flow", "--set", "--csv", "--parquet"}
+
+_FLOW = re.compile(r"^(?P<variant>[^@:]+)(?:@(?P<start>[^:]*)(?::(?P<stop>.*))?)?$")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with tcplab's error line (usage errors exit 2, as argparse does)."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"tcplab: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tcplab", description="How do congestion-control variants share a path?")
+    parser.add_argument("--version", action="version", version=_version_text())
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+
+    sim = commands.add_parser(
+        "sim",
+        help="simulate a scenario and print per-flow throughput and Jain's index",
+        description=(
+            "Simulate a scenario (a TOML FILE, flags, or both: flags override the file) and print each "
+            "flow's mean throughput over the measurement window and Jain's fairness index (JFI)."
+        ),
+    )
+    sim.add_argument("file", nargs="?", metavar="FILE", help="scenario TOML file (see docs/scenario.md)")
+    for flag, path, kind, metavar, text in _SCENARIO_FLAGS:
+        sim.add_argument(flag, dest=path, type=kind, metavar=metavar, help=text)
+    sim.add_argument(
+        "--flow",
+        action="append",
+        default=[],
+        metavar="VARIANT[@START[:STOP]]",
+        help="a TCP flow, e.g. newreno or newreno@60s or reno@10s:50s; repeat for more (replaces FILE's flows)",
+    )
+    sim.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="set any scenario field, e.g. --set tcp.rwnd=64KB --set 'flows[1].start=30s' (VALUE read as TOML, else text)",
+    )
+    sim.add_argument("--csv", metavar="FILE", help="write the per-flow summary to FILE and the per-interval series to <stem>.intervals.csv")
+    sim.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
+    sim.add_argument("-q", "--quiet", action="store_true", help="print no table")
+    return parser
+
+
+def _version_text() -> str:
+    from . import __version__
+
+    engine = engine_version()
+    return f"tcplab {__version__} (engine {engine if engine is not None else 'not built'})"
+
+
+def _flow(text: str) -> dict[str, Any]:
+    """``"newreno@60s:120s"`` → ``{"variant": "newreno", "start": "60s", "stop": "120s"}``."""
+    m = _FLOW.match(text.strip())
+    if m is None or (m.group("start") is not None and not m.group("start")):
+        raise ScenarioError("--flow", text, "expected VARIANT[@START[:STOP]] like 'newreno@60s'")
+    flow: dict[str, Any] = {"variant": m.group("variant").strip()}
+    if m.group("start"):
+        flow["start"] = m.group("start").strip()
+    if m.group("stop"):
+        flow["stop"] = m.group("stop").strip()
+    return flow
+
+
+def _value(text: str) -> Any:
+    """A ``--set`` value: a TOML value (``0.01``, ``true``, ``[1, 2]``) or else the text itself."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The scenario of FILE (or :data:`DEFAULTS`) with the flags applied."""
+    data = read_toml(args.file) if args.file else {**DEFAULTS, "topology": dict(DEFAULTS["topology"])}
+    if args.file:
+        data.setdefault("name", Path(args.file).stem)
+    for _, path, *_ in _SCENARIO_FLAGS:
+        value = getattr(args, path)
+        if value is not None:
+            set_path(data, path, value)
+    if args.flow:
+        data["flows"] = [_flow(text) for text in args.flow]
+    elif not args.file:
+        raise ScenarioError("--flow", MISSING, "expected at least one --flow VARIANT[@START[:STOP]] or a scenario FILE")
+    for item in args.set:
+        path, sep, value = item.partition("=")
+        if not sep or not path.strip():
+            raise ScenarioError("--set", item, "expected PATH=VALUE like 'tcp.rwnd=64KB'")
+        set_path(data, path.strip(), _value(value.strip()))
+    return Scenario.model_validate(data)
+
+
+def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The requested output files, checked before anything runs."""
+    outputs = []
+    for fmt in ("csv", "parquet"):
+        name = getattr(args, fmt)
+        if name is None:
+            continue
+        path = Path(name)
+        for target in (path, intervals_path(path)):
+            if target.is_dir():
+                raise ScenarioError(f"--{fmt}", name, "expected a file name, not a directory")
+        if not path.parent.is_dir():
+            raise ScenarioError(f"--{fmt}", name, f"expected a file in an existing directory ({path.parent} does not exist)")
+        outputs.append((fmt, path))
+    return outputs
+
+
+def _print_table(result: Result, wall_s: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    summary = result.summary()
+    start_s, stop_s = summary.attrs["window"]
+    scenario = result.scenario
+    table = Table(title=f"{scenario.name}: mean throughput over {start_s:g}–{stop_s:g} s", title_justify="left")
+    for column, justify in (
+        ("flow", "left"),
+        ("variant", "left"),
+        ("start", "right"),
+        ("Mb/s", "right"),
+        ("share", "right"),
+        ("retrans", "right"),
+        ("drops", "right"),
+        ("drop rate", "right"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for flow, row in zip(scenario.flows, summary.itertuples(index=False)):
+        table.add_row(
+            row.flow,
+            row.variant,
+            str(flow.start),
+            f"{row.throughput_mbps:.2f}",
+            f"{row.share:.1%}" if row.share == row.share else "-",
+            f"{row.retrans_pkts:.0f}",
+            f"{row.dropped_pkts:.0f}",
+            f"{row.drop_rate:.2%}",
+        )
+    console = Console()
+    console.print(table)
+    jfi = summary.attrs["jain"]
+    mean_jt = result.jain_series().mean()
+    console.print(f"JFI [bold]{jfi:.4f}[/]  (Jain's index of the mean throughputs)")
+    console.print(f"mean J(t) {mean_jt:.4f}  (Jain's index per {scenario.interval} interval, averaged)")
+    sim_s = scenario.duration.seconds
+    console.print(f"[dim]{sim_s:g} simulated seconds in {wall_s:.2f} s, seed {scenario.seed}[/]")
+
+
+def _sim(args: argparse.Namespace) -> int:
+    scenario = scenario_from_args(args)
+    outputs = _outputs(args)
+    started = time.perf_counter()
+    result = simulate(scenario)
+    wall_s = time.perf_counter() - started
+    result.summary()  # a window that holds no interval is refused before anything is written
+    for fmt, path in outputs:
+        result.write(path, fmt)  # type: ignore[arg-type]
+    if not args.quiet:
+        _print_table(result, wall_s)
+    for fmt, path in outputs:
+        print(f"wrote {path} and {intervals_path(path)}", file=sys.stderr)
+    return 0
+
+
+def _attach_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--rtt -5ms`` → ``--rtt=-5ms``, so that argparse takes ``-5ms`` as the value (and the
+    scenario check can say what is wrong with it) rather than as an unknown option."""
+    out: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg in _VALUE_FLAGS:
+            value = next(args, None)
+            if value is not None and re.match(r"^-\.?\d", value):
+                out.append(f"{arg}={value}")
+                continue
+            out.append(arg)
+            if value is not None:
+                out.append(value)
+        else:
+            out.append(arg)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``tcplab`` command; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(_attach_negative_values(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:  # usage errors (2), --help and --version (0)
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    try:
+        if args.command == "sim":
+            return _sim(args)
+        return 2  # pragma: no cover - argparse refuses unknown commands
+    except ScenarioError as e:
+        print(f"tcplab: error: {e}", file=sys.stderr)
+        return 2
+    except EngineError as e:
+        print(f"tcplab: engine error: {e}", file=sys.stderr)
+        return 1
+    except TcplabError as e:  # pragma: no cover - every tcplab error is one of the above
+        print(f"tcplab: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tcplab: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

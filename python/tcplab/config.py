@@ -1,0 +1,682 @@
+"""Scenarios: what to simulate, validated, and lowered to the engine spec.
+
+A :class:`Scenario` is read from TOML (:func:`load_scenario`) or built in Python; the layout is
+documented in ``docs/scenario.md``. Quantities carry units (:mod:`tcplab.units`). Validation
+reports the first problem as one :class:`~tcplab.errors.ScenarioError` naming the field, the value
+and what is allowed. :meth:`Scenario.to_engine_spec` lowers a valid scenario to exactly the JSON
+the engine reads (``docs/engine-spec.md``): integers whose key names the unit.
+
+Models are immutable; :meth:`Scenario.override` returns a changed copy (``{"topology.rtt": "50ms"}``)
+that is validated again.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from os import PathLike
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    Tag,
+    ValidationError,
+    WithJsonSchema,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from . import variants
+from .errors import MISSING, ScenarioError, from_validation_error
+from .units import MTU_BYTES, Buffer, Rate, Size, Time, UnitError, Window
+
+__all__ = [
+    "Scenario",
+    "Dumbbell",
+    "Graph",
+    "Link",
+    "TcpSettings",
+    "TcpFlow",
+    "CbrFlow",
+    "CbrSteps",
+    "load_scenario",
+    "read_toml",
+    "set_path",
+]
+
+#: The papers measure from 120 s to the end of runs of 300 s (and 600 s).
+PAPERS_WINDOW_START = Time(120 * 10**9)
+PAPERS_RUN = Time(300 * 10**9)
+
+#: IP (20 B) + TCP (20 B) headers; TCP timestamps (RFC 7323) add 12 B.
+IP_TCP_HEADER_BYTES = 40
+TIMESTAMP_OPTION_BYTES = 12
+
+
+# --- field types -------------------------------------------------------------------------------
+
+
+def _invalid(allowed: str, **ctx: Any) -> PydanticCustomError:
+    """A tcplab validation error; ``at`` (a path below the model) and ``value`` may be given."""
+    return PydanticCustomError("tcplab", allowed.replace("{", "(").replace("}", ")"), ctx)
+
+
+def _magnitude(q: Time | Rate | Size | Buffer) -> Any:
+    if isinstance(q, Time):
+        return q.ns
+    if isinstance(q, Rate):
+        return q.bps
+    if isinstance(q, Size):
+        return q.bytes
+    return q.value
+
+
+def _quantity(cls: type, what: str, example: str, *, positive: bool = True) -> Any:
+    """A field type for a quantity with units that must be positive (or non-negative)."""
+
+    def validate(value: object) -> Any:
+        try:
+            q = cls.coerce(value)  # type: ignore[attr-defined]
+        except UnitError as e:
+            raise _invalid(f"expected {e.allowed}") from None
+        m = _magnitude(q)
+        if m < 0 or (positive and m == 0):
+            raise _invalid(f"expected a {'positive' if positive else 'non-negative'} {what} like '{example}'")
+        if m >= 2**63:  # the engine's integers
+            raise _invalid(f"expected a smaller {what}")
+        return q
+
+    return Annotated[
+        cls,
+        PlainValidator(validate),
+        PlainSerializer(str, return_type=str),
+        WithJsonSchema({"type": "string", "description": cls.allowed}),  # type: ignore[attr-defined]
+    ]
+
+
+PositiveTime = _quantity(Time, "time", "25ms")
+NonNegativeTime = _quantity(Time, "time", "0s", positive=False)
+PositiveRate = _quantity(Rate, "rate", "10Mbps")
+NonNegativeRate = _quantity(Rate, "rate", "1Mbps", positive=False)
+PositiveSize = _quantity(Size, "size", "64KB")
+PositiveBuffer = _quantity(Buffer, "buffer", "100pkt")
+
+
+def _window(value: object) -> Window:
+    try:
+        return Window.coerce(value)
+    except UnitError as e:
+        raise _invalid(f"expected {e.allowed}") from None
+
+
+MeasurementWindow = Annotated[
+    Window, PlainValidator(_window), PlainSerializer(str, return_type=str), WithJsonSchema({"type": "string"})
+]
+
+
+def _probability(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 <= value < 1):
+        raise _invalid("expected a probability in [0, 1) like 0.001")
+    return float(value)
+
+
+Probability = Annotated[float, PlainValidator(_probability), WithJsonSchema({"type": "number"})]
+
+
+def _integer(minimum: int, maximum: int | None = None) -> Any:
+    def validate(value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (maximum is not None and value > maximum):
+            top = f" and <= {maximum}" if maximum is not None else ""
+            raise _invalid(f"expected an integer >= {minimum}{top}")
+        return value
+
+    return Annotated[int, PlainValidator(validate), WithJsonSchema({"type": "integer", "minimum": minimum})]
+
+
+def _tagged_by_kind(default: str) -> Callable[[Any], str]:
+    """Discriminator for ``kind``-tagged tables; ``kind`` may be left out for ``default``."""
+
+    def tag(value: Any) -> str:
+        kind = value.get("kind", default) if isinstance(value, dict) else getattr(value, "kind", default)
+        return f"~{kind}"
+
+    return tag
+
+
+# --- the base model ----------------------------------------------------------------------------
+
+#: How many tcplab models are being validated, one inside another, in this context.
+_DEPTH: ContextVar[int] = ContextVar("tcplab_validation_depth", default=0)
+
+
+class _Model(BaseModel):
+    """Immutable, no unknown keys, and a validation failure raised as one ScenarioError."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        """The keys a scenario file may use for this table."""
+        return [f.alias or name for name, f in cls.model_fields.items()]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = set(cls.keys()) | set(cls.model_fields)
+            for key, value in data.items():
+                if key not in known:
+                    raise _invalid(f"unknown key; allowed keys: {', '.join(cls.keys())}", at=str(key), value=value)
+        return data
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _one_error(cls, data: Any, handler: Callable[[Any], Any]) -> Any:
+        # Nested models re-raise pydantic's error so that it gains their location; the outermost
+        # model validated turns the first problem into a ScenarioError.
+        depth = _DEPTH.get()
+        token = _DEPTH.set(depth + 1)
+        try:
+            model = handler(data)
+            model._check()
+            return model
+        except (ValidationError, PydanticCustomError) as e:
+            if depth:
+                raise
+            raise from_validation_error(e) from None
+        finally:
+            _DEPTH.reset(token)
+
+    def _check(self) -> None:
+        """Checks across fields, run after the fields are valid; raise ``_invalid(..., at=...)``."""
+
+
+# --- topology ----------------------------------------------------------------------------------
+
+
+class Dumbbell(_Model):
+    """N sender/receiver pairs sharing one bottleneck; flow i uses pair i (N = number of flows).
+
+    The delay goes on the bottleneck: its one-way delay is rtt/2 − 2·access_delay, so that every
+    pair's base RTT = 2·(bottleneck delay + 2·access delay) = ``rtt`` (engine spec, "Base RTT").
+    """
+
+    kind: Literal["dumbbell"] = "dumbbell"
+    bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
+    rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
+    buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
+    access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
+    access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
+    access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
+    loss: Probability = Field(0.0, description="random loss probability on the forward bottleneck")
+    reverse_loss: Probability = Field(0.0, description="random loss probability on the reverse (ACK) bottleneck")
+
+    @property
+    def bottleneck_delay(self) -> Time:
+        """One-way bottleneck propagation delay: rtt/2 − 2·access_delay (rounded down to 1 ns)."""
+        return Time(self.rtt.ns // 2 - 2 * self.access_delay.ns)
+
+
+class Link(_Model):
+    """A one-way link of a graph topology."""
+
+    from_: str = Field(alias="from", description="name of the sending node")
+    to: str = Field(description="name of the receiving node")
+    rate: PositiveRate = Field(description="link rate")
+    delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
+    buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="DropTail queue limit in packets or bytes")
+    loss: Probability = Field(0.0, description="random loss probability")
+
+    @field_validator("buffer")
+    @classmethod
+    def _no_bdp(cls, value: Buffer) -> Buffer:
+        if value.kind == "bdp":
+            raise _invalid("expected packets or bytes like '50pkt' or '64KB' (a BDP fraction needs a dumbbell's RTT)")
+        return value
+
+
+class Graph(_Model):
+    """Named nodes joined by one-way links; routing is static shortest path by hop count."""
+
+    kind: Literal["graph"]
+    nodes: list[str] = Field(min_length=2, description="node names")
+    links: list[Link] = Field(min_length=1, description="one-way links; link id = position")
+
+    def _check(self) -> None:
+        seen: set[str] = set()
+        for j, node in enumerate(self.nodes):
+            if node in seen:
+                raise _invalid("expected a node name not used before", at=f"nodes[{j}]", value=node)
+            seen.add(node)
+        for j, link in enumerate(self.links):
+            for key, node in (("from", link.from_), ("to", link.to)):
+                if node not in seen:
+                    raise _invalid(f"expected one of the nodes: {', '.join(self.nodes)}", at=f"links[{j}].{key}", value=node)
+            if link.from_ == link.to:
+                raise _invalid("expected a node other than the link's 'from'", at=f"links[{j}].to", value=link.to)
+
+
+
+Topology = Annotated[
+    Union[Annotated[Dumbbell, Tag("~dumbbell")], Annotated[Graph, Tag("~graph")]],
+    Discriminator(_tagged_by_kind("dumbbell")),
+]
+
+
+# --- flows -------------------------------------------------------------------------------------
+
+
+class TcpSettings(_Model):
+    """Settings of TCP flows; the ``[tcp]`` table sets them for all, a flow may override any.
+
+    Defaults follow Linux: initial window 10 (RFC 6928), delayed ACKs (40 ms), timestamps,
+    minimum RTO 200 ms, initial RTO 1 s (RFC 6298 (2.1)), maximum RTO 120 s.
+    """
+
+    mss: Optional[PositiveSize] = Field(None, description="maximum segment size; default 1500 B MTU − headers (1448 B, 1460 B without timestamps)")
+    init_cwnd: _integer(1) = Field(10, description="initial congestion window in segments")  # type: ignore[valid-type]
+    rwnd: PositiveSize = Field(Size(6 * 1024**2), description="receiver's advertised window")
+    sndbuf: PositiveSize = Field(Size(4 * 1024**2), description="send buffer; caps data in flight")
+    delayed_ack: bool = Field(True, description="ACK every second segment or after delack_timeout")
+    delack_timeout: PositiveTime = Field(Time(40_000_000), description="delayed-ACK timer")
+    timestamps: bool = Field(True, description="TCP timestamps option (12 B per segment)")
+    sack: Optional[bool] = Field(None, description="receiver sends SACK blocks; default from the variant")
+    prr: Optional[bool] = Field(None, description="proportional rate reduction (RFC 6937); default from the variant")
+    min_rto: PositiveTime = Field(Time(200_000_000), description="minimum retransmission timeout")
+    initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
+    max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
+
+    @property
+    def header_bytes(self) -> int:
+        return IP_TCP_HEADER_BYTES + (TIMESTAMP_OPTION_BYTES if self.timestamps else 0)
+
+    @property
+    def mss_bytes(self) -> int:
+        return self.mss.bytes if self.mss is not None else MTU_BYTES - self.header_bytes
+
+
+def _overrides_of(model: type[BaseModel]) -> dict[str, Any]:
+    """Every field of ``model`` again, optional and unset by default (per-flow overrides)."""
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        if info.metadata:
+            annotation = Annotated[(annotation, *info.metadata)]  # type: ignore[assignment]
+        fields[name] = (Optional[annotation], Field(None, description=info.description))
+    return fields
+
+
+_TcpOverrides: type[_Model] = create_model("_TcpOverrides", __base__=_Model, **_overrides_of(TcpSettings))  # type: ignore[call-overload]
+
+
+class _Flow(_Model):
+    name: Optional[str] = Field(None, description="flow name; default 'flow<i>' (1-based)")
+    src: Optional[str] = Field(None, description="sending node (graph topologies)")
+    dst: Optional[str] = Field(None, description="receiving node (graph topologies)")
+    start: NonNegativeTime = Field(Time(0), description="start time")
+    stop: Optional[NonNegativeTime] = Field(None, description="stop time; default: the end of the run")
+
+
+class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
+    """A bulk TCP transfer (infinite backlog, like iperf)."""
+
+    kind: Literal["tcp"] = "tcp"
+    variant: str = Field(description="TCP variant: " + ", ".join(variants.names()))
+    drop_segments: list[_integer(0)] = Field(default_factory=list, description="drop the first transmission of these segments (0-based)")  # type: ignore[valid-type]
+
+    @field_validator("variant", mode="before")
+    @classmethod
+    def _known_variant(cls, value: Any) -> str:
+        try:
+            if not isinstance(value, str):
+                raise KeyError(value)
+            return variants.resolve(value).name
+        except KeyError:
+            raise _invalid(f"expected a TCP variant: one of {', '.join(variants.names())}") from None
+
+
+class CbrSteps(_Model):
+    """A stepped CBR rate: ``from``, ``from ± step``, … up to ``to``, changing ``every`` period."""
+
+    from_: PositiveRate = Field(alias="from", description="first rate")
+    to: PositiveRate = Field(description="last rate")
+    step: PositiveRate = Field(description="rate change per step")
+    every: PositiveTime = Field(description="time between steps")
+
+    #: Steps beyond this are refused (a typo such as step = '1bps').
+    MAX_STEPS: ClassVar[int] = 100_000
+
+    def _check(self) -> None:
+        if abs(self.to.bps - self.from_.bps) // self.step.bps > self.MAX_STEPS:
+            raise _invalid(f"expected at most {self.MAX_STEPS} steps between 'from' and 'to'", at="step", value=str(self.step))
+
+    def points(self) -> list[tuple[int, int]]:
+        """``(offset_ns, rate_bps)`` from the flow's start; the last rate is ``to`` exactly."""
+        lo, hi, step = self.from_.bps, self.to.bps, self.step.bps
+        sign = 1 if hi >= lo else -1
+        rates = [lo + sign * k * step for k in range(abs(hi - lo) // step + 1)]
+        if rates[-1] != hi:
+            rates.append(hi)
+        return [(k * self.every.ns, rate) for k, rate in enumerate(rates)]
+
+
+def _schedule_tag(value: Any) -> str:
+    return "~points" if isinstance(value, (list, tuple)) else "~steps"
+
+
+CbrSchedule = Annotated[
+    Union[Annotated[CbrSteps, Tag("~steps")], Annotated[list[tuple[NonNegativeTime, NonNegativeRate]], Tag("~points")]],
+    Discriminator(_schedule_tag),
+]
+
+
+class CbrFlow(_Flow):
+    """A UDP constant-bit-rate flow: one ``rate``, or a ``schedule`` of rates over time."""
+
+    kind: Literal["cbr"]
+    rate: Optional[PositiveRate] = Field(None, description="constant rate")
+    schedule: Optional[CbrSchedule] = Field(
+        None, description="stepped {from, to, step, every} or a list of [offset, rate] from the flow's start"
+    )
+    packet_size: PositiveSize = Field(Size(1000), description="IP packet size")
+
+    def _check(self) -> None:
+        if (self.rate is None) == (self.schedule is None):
+            raise _invalid("expected exactly one of 'rate' or 'schedule'", at="rate", value=str(self.rate) if self.rate else MISSING)
+
+    def points(self) -> list[tuple[int, int]]:
+        """``(offset_ns, rate_bps)`` from the flow's start, piecewise constant."""
+        if self.rate is not None:
+            return [(0, self.rate.bps)]
+        if isinstance(self.schedule, CbrSteps):
+            return self.schedule.points()
+        return sorted((t.ns, r.bps) for t, r in self.schedule or [])
+
+
+Flow = Annotated[
+    Union[Annotated[TcpFlow, Tag("~tcp")], Annotated[CbrFlow, Tag("~cbr")]],
+    Discriminator(_tagged_by_kind("tcp")),
+]
+
+
+# --- the scenario ------------------------------------------------------------------------------
+
+
+class Scenario(_Model):
+    """One experiment run: a topology, flows, and how to measure them.
+
+    Summaries and Jain's index are computed over ``window``. By default it is the papers' window,
+    120 s to the end, for runs of at least 300 s (their 300 s and 600 s runs); a shorter run uses
+    its last 60 % (the proportion of 120–300 s in 300 s), the start rounded down to a whole interval.
+    """
+
+    name: str = Field("scenario", description="a label for the run")
+    duration: PositiveTime = Field(description="simulated run length")
+    seed: _integer(0, 2**64 - 1) = Field(1, description="master random seed")  # type: ignore[valid-type]
+    interval: PositiveTime = Field(Time(10**9), description="measurement interval (iperf -i 1)")
+    window: Optional[MeasurementWindow] = Field(None, description="measurement window 'START:STOP'; default 120 s to the end (runs under 300 s: the last 60 %)")
+    start_jitter: NonNegativeTime = Field(Time(5_000_000), description="each flow starts uniformly in [start, start + jitter)")
+    host_jitter: NonNegativeTime = Field(Time(0), description="per-packet host processing delay, uniform in [0, jitter)")
+    topology: Topology = Field(description="dumbbell or graph")
+    tcp: TcpSettings = Field(default_factory=TcpSettings, description="defaults for every TCP flow")
+    flows: list[Flow] = Field(min_length=1, description="the flows, in order (flow1, flow2, …)")
+
+    def _check(self) -> None:
+        duration = self.duration
+        if self.interval > duration:
+            raise _invalid(f"expected an interval no longer than the run ({duration})", at="interval", value=str(self.interval))
+        if self.window is not None:
+            start, stop = self.window.bounds(duration)
+            if start >= duration:
+                raise _invalid(f"expected a window that starts before the run ends (duration = {duration})", at="window", value=str(self.window))
+            if stop > duration:
+                raise _invalid(f"expected a window that ends by the end of the run (duration = {duration})", at="window", value=str(self.window))
+            if stop.ns - start.ns < self.interval.ns:
+                raise _invalid(f"expected a window at least one interval ({self.interval}) long", at="window", value=str(self.window))
+        topo = self.topology
+        if isinstance(topo, Dumbbell) and topo.bottleneck_delay.ns < 0:
+            raise _invalid(
+                f"expected a base RTT of at least 4 × access_delay = {Time(4 * topo.access_delay.ns)}", at="topology.rtt", value=str(topo.rtt)
+            )
+        names: set[str] = set()
+        for i, (flow, name) in enumerate(zip(self.flows, self.flow_names)):
+            at = f"flows[{i}]"
+            if name in names:
+                raise _invalid("expected a flow name not used before", at=f"{at}.name", value=name)
+            names.add(name)
+            if flow.start >= duration:
+                raise _invalid(f"expected a start before the end of the run (duration = {duration})", at=f"{at}.start", value=str(flow.start))
+            if flow.stop is not None and flow.stop <= flow.start:
+                raise _invalid(f"expected a stop after the flow's start ({flow.start})", at=f"{at}.stop", value=str(flow.stop))
+            self._check_endpoints(at, flow)
+            if isinstance(flow, TcpFlow) and variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
+                raise _invalid(f"expected true: variant '{flow.variant}' recovers with SACK blocks", at=f"{at}.sack", value=False)
+
+    def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow) -> None:
+        if isinstance(self.topology, Dumbbell):
+            for key in ("src", "dst"):
+                if getattr(flow, key) is not None:
+                    raise _invalid("expected no src/dst in a dumbbell: flow i uses sender i and receiver i", at=f"{at}.{key}", value=getattr(flow, key))
+            return
+        nodes = self.topology.nodes
+        for key in ("src", "dst"):
+            node = getattr(flow, key)
+            if node is None:
+                raise _invalid(f"expected a node name in a graph topology: one of {', '.join(nodes)}", at=f"{at}.{key}", value=MISSING)
+            if node not in nodes:
+                raise _invalid(f"expected one of the nodes: {', '.join(nodes)}", at=f"{at}.{key}", value=node)
+        if flow.src == flow.dst:
+            raise _invalid("expected a node other than the flow's src", at=f"{at}.dst", value=flow.dst)
+
+    # --- derived values ---
+
+    @property
+    def flow_names(self) -> list[str]:
+        """``flow.name`` or ``"flow<i>"`` (1-based), in flow order."""
+        return [flow.name or f"flow{i + 1}" for i, flow in enumerate(self.flows)]
+
+    @property
+    def node_names(self) -> list[str]:
+        """Node names by engine index (a dumbbell's: sender1…N, receiver1…N, router1, router2)."""
+        if isinstance(self.topology, Graph):
+            return list(self.topology.nodes)
+        n = len(self.flows)
+        return [*(f"sender{i}" for i in range(1, n + 1)), *(f"receiver{i}" for i in range(1, n + 1)), "router1", "router2"]
+
+    @property
+    def flow_variants(self) -> list[str]:
+        """Each flow's variant name (``"cbr"`` for CBR flows)."""
+        return [flow.variant if isinstance(flow, TcpFlow) else "cbr" for flow in self.flows]
+
+    @property
+    def measurement_window(self) -> tuple[Time, Time]:
+        """``(start, stop)`` of the measurement window, the default filled in."""
+        if self.window is not None:
+            return self.window.bounds(self.duration)
+        if self.duration.ns >= PAPERS_RUN.ns:
+            return PAPERS_WINDOW_START, self.duration
+        start = self.duration.ns * 2 // 5 // self.interval.ns * self.interval.ns
+        return Time(start), self.duration
+
+    def tcp_settings(self, flow: TcpFlow) -> TcpSettings:
+        """The ``[tcp]`` settings with ``flow``'s own overrides applied."""
+        update = {key: getattr(flow, key) for key in TcpSettings.model_fields if getattr(flow, key) is not None}
+        return self.tcp.model_copy(update=update)
+
+    # --- changing and lowering ---
+
+    def override(self, changes: Mapping[str, Any]) -> Scenario:
+        """A copy with ``changes`` applied and validated: ``{"topology.rtt": "50ms", "flows[1].start": "30s"}``."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        for path, value in changes.items():
+            set_path(data, path, value)
+        return Scenario.model_validate(data)
+
+    def to_engine_spec(self) -> dict[str, Any]:
+        """The engine spec (``docs/engine-spec.md``): plain JSON, integers with ``_ns``/``_bps``/``_bytes``/``_pkts``."""
+        return {
+            "seed": self.seed,
+            "duration_ns": self.duration.ns,
+            "interval_ns": self.interval.ns,
+            "start_jitter_ns": self.start_jitter.ns,
+            "host_jitter_ns": self.host_jitter.ns,
+            "topology": self._topology_spec(),
+            "flows": [self._flow_spec(i, flow) for i, flow in enumerate(self.flows)],
+        }
+
+    def _topology_spec(self) -> dict[str, Any]:
+        topo = self.topology
+        if isinstance(topo, Dumbbell):
+            pairs = len(self.flows)
+            return {
+                "kind": "dumbbell",
+                "pairs": pairs,
+                "bottleneck_rate_bps": topo.bottleneck.bps,
+                "bottleneck_delay_ns": topo.bottleneck_delay.ns,
+                "access_rate_bps": topo.access_rate.bps,
+                "access_delay_ns": [topo.access_delay.ns] * pairs,
+                "queue": _droptail(topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns)),
+                "access_queue": _droptail(topo.access_buffer.limit(topo.access_rate.bps, topo.rtt.ns)),
+                "loss": topo.loss,
+                "reverse_loss": topo.reverse_loss,
+            }
+        index = {node: i for i, node in enumerate(topo.nodes)}
+        return {
+            "kind": "graph",
+            "nodes": list(topo.nodes),
+            "links": [
+                {
+                    "from": index[link.from_],
+                    "to": index[link.to],
+                    "rate_bps": link.rate.bps,
+                    "delay_ns": link.delay.ns,
+                    "queue": _droptail(link.buffer.limit()),
+                    "loss": link.loss,
+                }
+                for link in topo.links
+            ],
+        }
+
+    def _endpoints(self, i: int, flow: TcpFlow | CbrFlow) -> tuple[int, int]:
+        if isinstance(self.topology, Dumbbell):
+            # Senders are nodes 0..N, receivers N..2N (engine spec, dumbbell numbering).
+            return i, len(self.flows) + i
+        nodes = self.topology.nodes
+        return nodes.index(flow.src or ""), nodes.index(flow.dst or "")
+
+    def _flow_spec(self, i: int, flow: TcpFlow | CbrFlow) -> dict[str, Any]:
+        src, dst = self._endpoints(i, flow)
+        common = {
+            "src": src,
+            "dst": dst,
+            "start_ns": flow.start.ns,
+            "stop_ns": flow.stop.ns if flow.stop is not None else None,
+        }
+        if isinstance(flow, CbrFlow):
+            return {
+                "kind": "cbr",
+                **common,
+                "packet_bytes": flow.packet_size.bytes,
+                "schedule": [[flow.start.ns + offset, rate] for offset, rate in flow.points()],
+            }
+        variant = variants.resolve(flow.variant)
+        tcp = self.tcp_settings(flow)
+        return {
+            "kind": "tcp",
+            **common,
+            "cc": variant.cc,
+            "recovery": variant.recovery,
+            "prr": variant.prr if tcp.prr is None else tcp.prr,
+            "mss_bytes": tcp.mss_bytes,
+            "header_bytes": tcp.header_bytes,
+            "init_cwnd_pkts": tcp.init_cwnd,
+            "rwnd_bytes": tcp.rwnd.bytes,
+            "sndbuf_bytes": tcp.sndbuf.bytes,
+            "delayed_ack": tcp.delayed_ack,
+            "delack_timeout_ns": tcp.delack_timeout.ns,
+            "timestamps": tcp.timestamps,
+            "sack": variant.sack if tcp.sack is None else tcp.sack,
+            "min_rto_ns": tcp.min_rto.ns,
+            "initial_rto_ns": tcp.initial_rto.ns,
+            "max_rto_ns": tcp.max_rto.ns,
+            "drop_segments": list(flow.drop_segments),
+        }
+
+
+def _droptail(limit: dict[str, int]) -> dict[str, Any]:
+    return {"kind": "droptail", **limit}
+
+
+# --- files and paths ---------------------------------------------------------------------------
+
+
+def read_toml(path: str | PathLike[str]) -> dict[str, Any]:
+    """The table in a TOML file; a missing or malformed file is a ScenarioError."""
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ScenarioError("scenario", str(p), "expected an existing TOML file") from None
+    except IsADirectoryError:
+        raise ScenarioError("scenario", str(p), "expected a TOML file, not a directory") from None
+    except OSError as e:
+        raise ScenarioError("scenario", str(p), f"expected a readable TOML file ({e.strerror})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError("scenario", str(p), f"expected valid TOML ({e})") from None
+
+
+def load_scenario(path: str | PathLike[str], overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Read and validate a scenario file; ``name`` defaults to the file's stem.
+
+    ``overrides`` maps dotted paths to values, applied before validation (``{"topology.rtt": "50ms"}``).
+    """
+    data = read_toml(path)
+    data.setdefault("name", Path(path).stem)
+    for key, value in (overrides or {}).items():
+        set_path(data, key, value)
+    return Scenario.model_validate(data)
+
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``data["flows"][1]["start"] = value`` for ``path = "flows[1].start"``, creating tables."""
+    steps: list[str | int] = [name if name else int(index) for name, index in _STEP.findall(path)]
+    if not steps:
+        raise ScenarioError(path, value, "expected a dotted field path like 'topology.rtt'")
+    node: Any = data
+    for here, nxt in zip(steps, steps[1:]):
+        if isinstance(here, int):
+            if not isinstance(node, list) or here >= len(node):
+                raise ScenarioError(path, value, "expected an index of an existing list entry")
+            node = node[here]
+        else:
+            if not isinstance(node, dict):
+                raise ScenarioError(path, value, "expected a path through tables")
+            node = node.setdefault(here, [] if isinstance(nxt, int) else {})
+    last = steps[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last > len(node):
+            raise ScenarioError(path, value, "expected an index of an existing list entry")
+        if last == len(node):
+            node.append(copy.deepcopy(value))
+        else:
+            node[last] = copy.deepcopy(value)
+    else:
+        if not isinstance(node, dict):
+            raise ScenarioError(path, value, "expected a path through tables")
+        node[last] = copy.deepcopy(value)
+

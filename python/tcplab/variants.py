@@ -1,0 +1,77 @@
+"""The TCP variants users name, and what each means to the engine.
+
+A variant is a loss recovery plus a congestion control (the engine keeps them apart, as ns-3's
+``TcpRecoveryOps`` and Linux's ``tcp_congestion_ops`` do):
+
+* ``tahoe``, ``reno``, ``newreno``, ``sack`` are the classic variants of the ns-2 studies: Reno
+  congestion control (RFC 5681) with Tahoe (slow start after every loss), Reno fast recovery
+  (RFC 5681 §3.2), NewReno partial-ACK recovery (RFC 6582) or SACK scoreboard recovery (RFC 6675).
+  The first three run with SACK off, so their recovery is the classic one.
+* Any other name is a congestion control the engine implements (listed in :data:`LINUX_CC`) and
+  runs the way Linux runs it: SACK recovery (RFC 6675) with Proportional Rate Reduction
+  (RFC 6937). Adding ``cubic`` once the engine has it is one entry in :data:`LINUX_CC`.
+
+Names are read the way people type them: case, ``-``/``_``/spaces and a leading ``tcp`` are ignored
+(``"TCP NewReno"``, ``"new-reno"`` → ``newreno``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Variant", "CLASSIC", "LINUX_CC", "resolve", "names", "normalise"]
+
+Recovery = Literal["tahoe", "reno", "newreno", "sack"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What a variant name lowers to: the engine flow's ``cc``, ``recovery``, ``prr`` and ``sack``."""
+
+    name: str
+    cc: str
+    recovery: Recovery
+    prr: bool
+    sack: bool
+    about: str
+
+
+#: The classic loss-recovery variants, all with Reno congestion control.
+CLASSIC: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant("tahoe", "reno", "tahoe", prr=False, sack=False, about="Reno CC; slow start after every loss (Jacobson 1988)"),
+        Variant("reno", "reno", "reno", prr=False, sack=False, about="Reno CC; fast retransmit and fast recovery (RFC 5681)"),
+        Variant("newreno", "reno", "newreno", prr=False, sack=False, about="Reno CC; NewReno partial-ACK recovery (RFC 6582)"),
+        Variant("sack", "reno", "sack", prr=False, sack=True, about="Reno CC; SACK scoreboard recovery (RFC 6675)"),
+    )
+}
+
+#: Congestion controls the engine implements beyond Reno, each run Linux-like (SACK + PRR).
+#: The engine's ``cc`` name is the key; the value is a one-line description.
+LINUX_CC: dict[str, str] = {}
+
+
+def normalise(name: str) -> str:
+    """``"TCP New-Reno"`` → ``"newreno"``."""
+    key = re.sub(r"[\s_\-]+", "", name.strip().lower())
+    if key.startswith("tcp") and len(key) > 3:
+        key = key[3:]
+    return key
+
+
+def names() -> list[str]:
+    """Every variant name accepted, classic ones first."""
+    return [*CLASSIC, *LINUX_CC]
+
+
+def resolve(name: str) -> Variant:
+    """The :class:`Variant` for a user's name; ``KeyError`` if there is none."""
+    key = normalise(name)
+    if key in CLASSIC:
+        return CLASSIC[key]
+    if key in LINUX_CC:
+        return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key])
+    raise KeyError(name)

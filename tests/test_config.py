@@ -1,0 +1,386 @@
+"""Scenario validation and lowering to the engine spec (docs/engine-spec.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tcplab
+from tcplab import ScenarioError, variants
+from tcplab.config import Scenario, load_scenario, set_path
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+
+MS = 1_000_000
+S = 1_000_000_000
+
+LINUX_TCP = {
+    "mss_bytes": 1448,
+    "header_bytes": 52,
+    "init_cwnd_pkts": 10,
+    "rwnd_bytes": 6 * 1024**2,
+    "sndbuf_bytes": 4 * 1024**2,
+    "delayed_ack": True,
+    "delack_timeout_ns": 40 * MS,
+    "timestamps": True,
+    "min_rto_ns": 200 * MS,
+    "initial_rto_ns": S,
+    "max_rto_ns": 120 * S,
+    "drop_segments": [],
+}
+
+
+def test_reference_scenario_lowers_to_the_engine_spec(reference_data: dict) -> None:
+    spec = Scenario.model_validate(reference_data).to_engine_spec()
+    newreno = {"kind": "tcp", "cc": "reno", "recovery": "newreno", "prr": False, "sack": False, "stop_ns": None, **LINUX_TCP}
+    assert spec == {
+        "seed": 1,
+        "duration_ns": 300 * S,
+        "interval_ns": S,
+        "start_jitter_ns": 5 * MS,
+        "host_jitter_ns": 0,
+        "topology": {
+            "kind": "dumbbell",
+            "pairs": 2,
+            "bottleneck_rate_bps": 100_000_000,
+            # Base RTT 100 ms with no access delay: all of it on the bottleneck, rtt/2 each way.
+            "bottleneck_delay_ns": 50 * MS,
+            "access_rate_bps": 1_000_000_000,
+            "access_delay_ns": [0, 0],
+            # 1 BDP = 100 Mb/s × 100 ms = 1 250 000 B = 833.3 packets of 1500 B → 833 (nearest).
+            "queue": {"kind": "droptail", "limit_pkts": 833},
+            "access_queue": {"kind": "droptail", "limit_pkts": 1000},
+            "loss": 0.0,
+            "reverse_loss": 0.0,
+        },
+        "flows": [
+            {**newreno, "src": 0, "dst": 2, "start_ns": 0},
+            {**newreno, "src": 1, "dst": 3, "start_ns": 60 * S},
+        ],
+    }
+    json.dumps(spec)  # plain JSON
+
+
+def test_reference_file_is_the_reference_experiment(reference_data: dict) -> None:
+    from_file = load_scenario(SCENARIOS / "reference.toml")
+    assert from_file == Scenario.model_validate(reference_data)
+    assert from_file.measurement_window == (tcplab.Time(120 * S), tcplab.Time(300 * S))
+
+
+def test_quick_file() -> None:
+    quick = load_scenario(SCENARIOS / "quick.toml")
+    assert quick.duration == tcplab.Time(30 * S)
+    assert quick.measurement_window == (tcplab.Time(10 * S), tcplab.Time(30 * S))
+    assert quick.flow_variants == ["newreno", "newreno"]
+    assert quick.to_engine_spec()["topology"]["queue"] == {"kind": "droptail", "limit_pkts": 833}
+
+
+def test_built_in_python_equals_toml(reference_data: dict) -> None:
+    built = tcplab.Scenario(
+        name="reference",
+        duration="300s",
+        window="120s:300s",
+        topology=tcplab.Dumbbell(bottleneck="100Mbps", rtt="100ms", buffer="1bdp"),
+        flows=[tcplab.TcpFlow(variant="newreno"), tcplab.TcpFlow(variant="newreno", start="60s")],
+    )
+    assert built.to_engine_spec() == Scenario.model_validate(reference_data).to_engine_spec()
+
+
+def test_file_name_is_the_default_name(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text((SCENARIOS / "quick.toml").read_text().replace('name = "quick"\n', ""))
+    assert load_scenario(path).name == "mine"
+
+
+def test_dump_round_trips(reference_data: dict) -> None:
+    s = Scenario.model_validate(reference_data)
+    assert Scenario.model_validate(s.model_dump(mode="json", by_alias=True)) == s
+    assert Scenario.model_validate(s.model_dump(mode="json", by_alias=True, exclude_unset=True)) == s
+
+
+def test_access_delay_comes_off_the_bottleneck(reference_data: dict) -> None:
+    s = Scenario.model_validate(reference_data).override({"topology.access_delay": "10ms"})
+    topo = s.to_engine_spec()["topology"]
+    assert topo["bottleneck_delay_ns"] == 30 * MS
+    assert topo["access_delay_ns"] == [10 * MS, 10 * MS]
+    # Base RTT of a pair = 2·(bottleneck delay + 2·access delay) = the scenario's rtt.
+    assert 2 * (topo["bottleneck_delay_ns"] + 2 * topo["access_delay_ns"][0]) == 100 * MS
+
+
+@pytest.mark.parametrize(
+    ("buffer", "queue"),
+    [("834pkt", {"limit_pkts": 834}), ("1.2MB", {"limit_bytes": 1_258_291}), ("0.2bdp", {"limit_pkts": 167}), ("96KB", {"limit_bytes": 98_304})],
+)
+def test_buffer_forms(reference_data: dict, buffer: str, queue: dict) -> None:
+    s = Scenario.model_validate(reference_data).override({"topology.buffer": buffer})
+    assert s.to_engine_spec()["topology"]["queue"] == {"kind": "droptail", **queue}
+
+
+@pytest.mark.parametrize(
+    ("name", "recovery", "sack", "prr"),
+    [("tahoe", "tahoe", False, False), ("reno", "reno", False, False), ("newreno", "newreno", False, False),
+     ("sack", "sack", True, False), ("TCP NewReno", "newreno", False, False), ("New-Reno", "newreno", False, False)],
+)
+def test_variants(reference_data: dict, name: str, recovery: str, sack: bool, prr: bool) -> None:
+    s = Scenario.model_validate(reference_data).override({"flows[0].variant": name})
+    flow = s.to_engine_spec()["flows"][0]
+    assert (flow["cc"], flow["recovery"], flow["sack"], flow["prr"]) == ("reno", recovery, sack, prr)
+
+
+def test_other_congestion_controls_run_like_linux(monkeypatch: pytest.MonkeyPatch, reference_data: dict) -> None:
+    # A congestion control beyond Reno slots in with one entry and gets SACK recovery with PRR.
+    monkeypatch.setitem(variants.LINUX_CC, "cubic", "CUBIC (RFC 9438)")
+    s = Scenario.model_validate(reference_data).override({"flows[1].variant": "cubic"})
+    flow = s.to_engine_spec()["flows"][1]
+    assert (flow["cc"], flow["recovery"], flow["sack"], flow["prr"]) == ("cubic", "sack", True, True)
+    assert s.flow_variants == ["newreno", "cubic"]
+
+
+def test_variant_table_matches_the_engine() -> None:
+    from tcplab import _core
+
+    engine = set(_core.congestion_controls())
+    assert {v.cc for v in variants.CLASSIC.values()} <= engine
+    assert set(variants.LINUX_CC) <= engine
+
+
+def test_tcp_defaults_and_per_flow_overrides(reference_data: dict) -> None:
+    data = {**reference_data, "tcp": {"rwnd": "1MB", "delayed_ack": False}}
+    data["flows"] = [{"variant": "newreno"}, {"variant": "newreno", "start": "60s", "rwnd": "64KB", "timestamps": False, "init_cwnd": 4}]
+    flows = Scenario.model_validate(data).to_engine_spec()["flows"]
+    assert (flows[0]["rwnd_bytes"], flows[0]["delayed_ack"], flows[0]["init_cwnd_pkts"]) == (1024**2, False, 10)
+    assert (flows[1]["rwnd_bytes"], flows[1]["delayed_ack"], flows[1]["init_cwnd_pkts"]) == (65_536, False, 4)
+    # Without timestamps the header is 40 B and the MSS of a 1500 B MTU is 1460 B.
+    assert (flows[0]["header_bytes"], flows[0]["mss_bytes"]) == (52, 1448)
+    assert (flows[1]["header_bytes"], flows[1]["mss_bytes"]) == (40, 1460)
+
+
+def test_sack_and_prr_overrides(reference_data: dict) -> None:
+    s = Scenario.model_validate(reference_data).override({"flows[0].sack": True, "flows[0].prr": True})
+    flow = s.to_engine_spec()["flows"][0]
+    assert (flow["recovery"], flow["sack"], flow["prr"]) == ("newreno", True, True)
+
+
+def test_flow_names(reference_data: dict) -> None:
+    s = Scenario.model_validate(reference_data)
+    assert s.flow_names == ["flow1", "flow2"]
+    assert s.override({"flows[1].name": "late"}).flow_names == ["flow1", "late"]
+
+
+def test_default_window_is_the_papers(reference_data: dict) -> None:
+    # 120 s to the end for the papers' 300 s and 600 s runs; the last 60 % of a shorter run.
+    data = {k: v for k, v in reference_data.items() if k != "window"}
+    assert Scenario.model_validate(data).measurement_window == (tcplab.Time(120 * S), tcplab.Time(300 * S))
+    assert Scenario.model_validate({**data, "duration": "600s"}).measurement_window == (tcplab.Time(120 * S), tcplab.Time(600 * S))
+    assert Scenario.model_validate({**data, "duration": "200s"}).measurement_window == (tcplab.Time(80 * S), tcplab.Time(200 * S))
+    short = Scenario.model_validate({**data, "duration": "25s", "flows": [{"variant": "reno"}]})
+    assert short.measurement_window == (tcplab.Time(10 * S), tcplab.Time(25 * S))
+    assert Scenario.model_validate({**reference_data, "window": "100s:"}).measurement_window[1] == tcplab.Time(300 * S)
+
+
+GRAPH = {
+    "name": "graph",
+    "duration": "10s",
+    "topology": {
+        "kind": "graph",
+        "nodes": ["n1", "n2", "n3"],
+        "links": [
+            {"from": "n1", "to": "n2", "rate": "10Mbps", "delay": "10ms", "buffer": "50pkt"},
+            {"from": "n2", "to": "n1", "rate": "10Mbps", "delay": "10ms", "buffer": "50pkt"},
+            {"from": "n2", "to": "n3", "rate": "10Mbps", "delay": "10ms", "buffer": "64KB", "loss": 0.01},
+            {"from": "n3", "to": "n2", "rate": "10Mbps", "delay": "10ms"},
+        ],
+    },
+    "flows": [
+        {"variant": "sack", "src": "n1", "dst": "n3"},
+        {"kind": "cbr", "src": "n2", "dst": "n3", "start": "2s", "schedule": {"from": "1Mbps", "to": "10Mbps", "step": "0.1Mbps", "every": "10s"}},
+        {"kind": "cbr", "src": "n1", "dst": "n2", "rate": "1Mbps", "packet_size": "500B", "stop": "8s"},
+        {"kind": "cbr", "src": "n3", "dst": "n2", "start": "1s", "schedule": [["1s", "2Mbps"], ["0s", "1Mbps"]]},
+    ],
+}
+
+
+def test_graph_lowering() -> None:
+    spec = Scenario.model_validate(GRAPH).to_engine_spec()
+    topo = spec["topology"]
+    assert topo["nodes"] == ["n1", "n2", "n3"]
+    assert topo["links"][2] == {"from": 1, "to": 2, "rate_bps": 10**7, "delay_ns": 10 * MS, "queue": {"kind": "droptail", "limit_bytes": 65_536}, "loss": 0.01}
+    assert topo["links"][3]["queue"] == {"kind": "droptail", "limit_pkts": 1000}
+    tcp, steps, const, points = spec["flows"]
+    assert (tcp["src"], tcp["dst"], tcp["recovery"]) == (0, 2, "sack")
+    # Stepped CBR: 1, 1.1, …, 10 Mb/s, a step every 10 s from the flow's start (absolute engine times).
+    assert steps["kind"] == "cbr" and steps["packet_bytes"] == 1000
+    assert len(steps["schedule"]) == 91
+    assert steps["schedule"][:2] == [[2 * S, 1_000_000], [12 * S, 1_100_000]]
+    assert steps["schedule"][-1] == [(2 + 900) * S, 10_000_000]
+    assert const == {"kind": "cbr", "src": 0, "dst": 1, "start_ns": 0, "stop_ns": 8 * S, "packet_bytes": 500, "schedule": [[0, 1_000_000]]}
+    assert points["schedule"] == [[S, 1_000_000], [2 * S, 2_000_000]]
+
+
+def test_stepped_cbr_can_step_down() -> None:
+    s = Scenario.model_validate(GRAPH).override({"flows[1].schedule": {"from": "10Mbps", "to": "1Mbps", "step": "4Mbps", "every": "1s"}})
+    assert [r for _, r in s.to_engine_spec()["flows"][1]["schedule"]] == [10_000_000, 6_000_000, 2_000_000, 1_000_000]
+
+
+def test_override_returns_a_validated_copy(reference_data: dict) -> None:
+    s = Scenario.model_validate(reference_data)
+    t = s.override({"topology.rtt": "50ms", "flows[1].start": "30s", "seed": 7})
+    assert (t.topology.rtt, t.flows[1].start, t.seed) == (tcplab.Time(50 * MS), tcplab.Time(30 * S), 7)
+    assert s.topology.rtt == tcplab.Time(100 * MS)
+    with pytest.raises(Exception):
+        s.seed = 3  # type: ignore[misc]
+    with pytest.raises(ScenarioError, match=r"^topology\.rtt = '-5ms': expected a positive time like '25ms'$"):
+        s.override({"topology.rtt": "-5ms"})
+
+
+def test_set_path() -> None:
+    data: dict[str, Any] = {"flows": [{"variant": "reno"}]}
+    set_path(data, "topology.rtt", "10ms")
+    set_path(data, "flows[0].start", "1s")
+    set_path(data, "flows[1]", {"variant": "sack"})
+    assert data == {"flows": [{"variant": "reno", "start": "1s"}, {"variant": "sack"}], "topology": {"rtt": "10ms"}}
+    with pytest.raises(ScenarioError):
+        set_path(data, "flows[5].start", "1s")
+
+
+# (change, field, the allowed text's start) — every bad input names the field, the value and what is allowed.
+BAD: list[tuple[dict[str, Any], str, str]] = [
+    ({"topology.rtt": "-5ms"}, "topology.rtt = '-5ms'", "expected a positive time like '25ms'"),
+    ({"topology.rtt": "100"}, "topology.rtt = '100'", "expected a time with a unit (ns, us, ms, s, min)"),
+    ({"topology.rtt": 0.1}, "topology.rtt = 0.1", "expected a time with a unit"),
+    ({"topology.rtt": "0ms"}, "topology.rtt = '0ms'", "expected a positive time"),
+    ({"topology.rttt": "100ms"}, "topology.rttt = '100ms'", "unknown key; allowed keys: kind, bottleneck, rtt"),
+    ({"colour": "red"}, "colour = 'red'", "unknown key; allowed keys: name, duration"),
+    ({"flows[0].colour": "red"}, "flows[0].colour = 'red'", "unknown key"),
+    ({"topology.bottleneck": "0Mbps"}, "topology.bottleneck = '0Mbps'", "expected a positive rate"),
+    ({"topology.bottleneck": "100MBps"}, "topology.bottleneck = '100MBps'", "expected a rate with a unit"),
+    ({"topology.buffer": "0pkt"}, "topology.buffer = '0pkt'", "expected a positive buffer"),
+    ({"topology.buffer": "100"}, "topology.buffer = '100'", "expected a buffer size like '834pkt'"),
+    ({"topology.kind": "star"}, "topology.kind = 'star'", "expected one of 'dumbbell', 'graph'"),
+    ({"topology.loss": 1.5}, "topology.loss = 1.5", "expected a probability in [0, 1)"),
+    ({"topology.access_delay": "30ms"}, "topology.rtt = '100ms'", "expected a base RTT of at least 4 × access_delay = 120ms"),
+    ({"flows[0].variant": "vegas"}, "flows[0].variant = 'vegas'", "expected a TCP variant: one of tahoe, reno, newreno, sack"),
+    ({"flows[0].kind": "udp"}, "flows[0].kind = 'udp'", "expected one of 'tcp', 'cbr'"),
+    ({"flows[1].start": "400s"}, "flows[1].start = '400s'", "expected a start before the end of the run"),
+    ({"flows[1].stop": "30s"}, "flows[1].stop = '30s'", "expected a stop after the flow's start (60s)"),
+    ({"flows[1].rwnd": "64"}, "flows[1].rwnd = '64'", "expected a size with a unit"),
+    ({"flows[1].src": "a"}, "flows[1].src = 'a'", "expected no src/dst in a dumbbell"),
+    ({"flows[0].variant": "sack", "flows[0].sack": False}, "flows[0].sack = false", "expected true"),
+    ({"flows[1].name": "flow1"}, "flows[1].name = 'flow1'", "expected a flow name not used before"),
+    ({"flows": []}, "flows = []", "expected at least 1 entry"),
+    ({"window": "400s:500s"}, "window = '400s:500s'", "expected a window that starts before the run ends (duration = 300s)"),
+    ({"window": "200s:500s"}, "window = '200s:500s'", "expected a window that ends by the end of the run"),
+    ({"window": "200s:100s"}, "window = '200s:100s'", "expected a window 'START:STOP' with 0 <= START < STOP"),
+    ({"window": "120s"}, "window = '120s'", "expected a window 'START:STOP'"),
+    ({"interval": "400s"}, "interval = '400s'", "expected an interval no longer than the run"),
+    ({"seed": -1}, "seed = -1", "expected an integer >= 0"),
+    ({"seed": "one"}, "seed = 'one'", "expected an integer >= 0"),
+    ({"tcp.init_cwnd": 0}, "tcp.init_cwnd = 0", "expected an integer >= 1"),
+    ({"tcp.delayed_ack": "maybe"}, "tcp.delayed_ack = 'maybe'", "expected true or false"),
+    ({"duration": "5"}, "duration = '5'", "expected a time with a unit"),
+]
+
+
+@pytest.mark.parametrize(("change", "head", "allowed"), BAD)
+def test_bad_input_names_field_value_and_allowed(reference_data: dict, change: dict, head: str, allowed: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate(reference_data).override(change)
+    assert str(e.value).startswith(f"{head}: {allowed}")
+
+
+def test_missing_field_is_named(reference_data: dict) -> None:
+    del reference_data["topology"]["rtt"]
+    with pytest.raises(ScenarioError, match=r"^topology\.rtt: missing"):
+        Scenario.model_validate(reference_data)
+
+
+BAD_GRAPH: list[tuple[dict[str, Any], str, str]] = [
+    ({"topology.links[0].rate": "0Mbps"}, "topology.links[0].rate = '0Mbps'", "expected a positive rate"),
+    ({"topology.links[0].to": "n9"}, "topology.links[0].to = 'n9'", "expected one of the nodes: n1, n2, n3"),
+    ({"topology.links[0].buffer": "1bdp"}, "topology.links[0].buffer = '1bdp'", "expected packets or bytes"),
+    ({"topology.links[0].delay": "-1ms"}, "topology.links[0].delay = '-1ms'", "expected a non-negative time"),
+    ({"topology.nodes[2]": "n1"}, "topology.nodes[2] = 'n1'", "expected a node name not used before"),
+    ({"flows[0].dst": "n7"}, "flows[0].dst = 'n7'", "expected one of the nodes: n1, n2, n3"),
+    ({"flows[0].dst": "n1"}, "flows[0].dst = 'n1'", "expected a node other than the flow's src"),
+    ({"flows[2].schedule": [["0s", "1Mbps"]]}, "flows[2].rate = '1Mbps'", "expected exactly one of 'rate' or 'schedule'"),
+    ({"flows[1].schedule.step": "1bps"}, "flows[1].schedule.step = '1bps'", "expected at most 100000 steps"),
+    ({"flows[1].schedule.every": "10"}, "flows[1].schedule.every = '10'", "expected a time with a unit"),
+    ({"flows[3].schedule[0]": ["1s"]}, "flows[3].schedule[0][1]", "missing"),
+]
+
+
+@pytest.mark.parametrize(("change", "head", "allowed"), BAD_GRAPH)
+def test_bad_graph_input(change: dict, head: str, allowed: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate(GRAPH).override(change)
+    assert str(e.value).startswith(head) and allowed in str(e.value)
+
+
+def test_graph_flow_needs_endpoints() -> None:
+    data = json.loads(json.dumps(GRAPH))
+    del data["flows"][0]["dst"]
+    with pytest.raises(ScenarioError, match=r"^flows\[0\]\.dst: missing; expected a node name"):
+        Scenario.model_validate(data)
+
+
+def test_python_construction_raises_scenario_errors() -> None:
+    with pytest.raises(ScenarioError, match=r"^topology\.rtt = '-5ms': expected a positive time"):
+        tcplab.Scenario(duration="10s", topology={"bottleneck": "10Mbps", "rtt": "-5ms"}, flows=[{"variant": "reno"}])
+    with pytest.raises(ScenarioError, match=r"^rtt = 25: expected a time with a unit"):
+        tcplab.Dumbbell(bottleneck="10Mbps", rtt=25)
+
+
+def test_files_that_cannot_be_read(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="expected an existing TOML file"):
+        load_scenario(tmp_path / "none.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("duration = \n")
+    with pytest.raises(ScenarioError, match="expected valid TOML"):
+        load_scenario(bad)
+
+
+def test_unconnected_nodes_are_refused_by_the_engine() -> None:
+    # Routing is the engine's to check: a flow towards a node no link reaches.
+    data = json.loads(json.dumps(GRAPH))
+    data["topology"]["links"] = data["topology"]["links"][:2]
+    data["flows"] = [{"variant": "reno", "src": "n1", "dst": "n3"}]
+    with pytest.raises(ScenarioError) as e:
+        tcplab.simulate(Scenario.model_validate(data))
+    assert e.value.field == "flows[0].dst"
+    assert e.value.value == "n3"
+    assert str(e.value).startswith("flows[0].dst = 'n3': expected")
+
+
+def test_engine_fields_map_to_scenario_fields() -> None:
+    from tcplab import _core
+    from tcplab.errors import from_spec_error
+
+    s = Scenario.model_validate(GRAPH)
+    e = from_spec_error(_core.SpecError("topology.links[0].rate_bps", "0", "a positive rate"), s)
+    assert str(e) == "topology.links[0].rate = '0': expected a positive rate"
+    e = from_spec_error(_core.SpecError("flows[1].src", "2", "a node index below 3"), s)
+    assert (e.field, e.value) == ("flows[1].src", "n3")
+    assert from_spec_error(_core.SpecError("topology.bottleneck_rate_bps", "0", "a positive rate")).field == "topology.bottleneck"
+
+
+@given(st.integers(min_value=2, max_value=10**12))
+def test_any_positive_rtt_puts_half_on_the_bottleneck(rtt_ns: int) -> None:
+    s = tcplab.Scenario(duration="1s", topology={"bottleneck": "10Mbps", "rtt": f"{rtt_ns}ns"}, flows=[{"variant": "reno"}])
+    assert s.to_engine_spec()["topology"]["bottleneck_delay_ns"] == rtt_ns // 2
+
+
+@given(st.one_of(st.integers(max_value=0).map(lambda n: f"{n}ms"), st.integers(), st.floats(allow_nan=False), st.text(max_size=6)))
+def test_bad_rtts_are_always_refused_with_the_field_named(rtt: object) -> None:
+    try:
+        tcplab.Scenario(duration="1s", topology={"bottleneck": "10Mbps", "rtt": rtt}, flows=[{"variant": "reno"}])
+    except ScenarioError as e:
+        assert e.field == "topology.rtt"
+        assert "expected" in e.allowed
+    else:
+        # Only a positive time with a unit gets through.
+        assert isinstance(rtt, str) and tcplab.Time.parse(rtt).ns > 0
