@@ -3,8 +3,11 @@
 
     python bench/reference.py [--repeat N] [--quick] [--json FILE]
 
-Runs bench/reference.toml with tcplab and bench/ns2_reference.tcl with ns-2 (when `ns`
-is on PATH), each in its own process, N times (default 3), and prints per simulator:
+Runs bench/reference.toml with tcplab, twice over: the whole `tcplab` Python process
+(loading the scenario, simulating, building data frames) and the engine alone
+(target/release/tcplab-sim on the lowered spec, a native process like `ns`); and
+bench/ns2_reference.tcl with ns-2 (when `ns` is on PATH). Each runs in its own process,
+N times (default 3), and per simulator it prints:
 the median wall time, the peak resident memory, the packet transmissions (one packet
 crossing one link), transmissions per second of wall time, each flow's mean goodput over
 120-300 s and Jain's fairness index; then the ratio of the two wall times.
@@ -34,6 +37,7 @@ ROOT = HERE.parent
 TOML = HERE / "reference.toml"
 TCL = HERE / "ns2_reference.tcl"
 ONCE = HERE / "_tcplab_once.py"
+ENGINE = ROOT / "target" / "release" / "tcplab-sim"
 
 FULL = {"duration": 300.0, "start2": 60.0, "window": (120.0, 300.0)}
 QUICK = {"duration": 30.0, "start2": 6.0, "window": (12.0, 30.0)}
@@ -150,6 +154,16 @@ def tcplab_cmd(toml: Path, p: dict):
     return [sys.executable, str(ONCE), str(toml), f"{w0:g}", f"{w1:g}"]
 
 
+def engine_cmd(toml: Path, spec: Path, p: dict):
+    """Lower the scenario to an engine spec (not timed), build the engine binary, and return
+    the command that runs the engine alone."""
+    lower = "import json, sys, tcplab; print(json.dumps(tcplab.load_scenario(sys.argv[1]).to_engine_spec()))"
+    spec.write_text(subprocess.run([sys.executable, "-c", lower, str(toml)], check=True, capture_output=True, text=True).stdout)
+    subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "tcplab-sim", "--bin", "tcplab-sim"], cwd=ROOT, check=True)
+    w0, w1 = p["window"]
+    return [str(ENGINE), str(spec), "--window", f"{w0:g}:{w1:g}"]
+
+
 def ns2_cmd(ns: str, p: dict):
     w0, w1 = p["window"]
     return [
@@ -220,7 +234,9 @@ def main(argv=None) -> int:
                 quick_toml(TOML, toml, p)
             try:
                 rows.append(measure("tcplab", tcplab_cmd(toml, p), args.repeat))
-            except Crash as e:
+                cmd = engine_cmd(toml, Path(tmp.name) / "spec.json", p)
+                rows.append(measure("tcplab-engine", cmd, args.repeat))
+            except (Crash, subprocess.CalledProcessError) as e:
                 crashed = True
                 print(f"tcplab failed:\n{e}", file=sys.stderr)
 
@@ -245,6 +261,8 @@ def main(argv=None) -> int:
         ratio = by["ns2"]["wall_s"] / by["tcplab"]["wall_s"]
         print()
         print(f"wall time ns2 / tcplab: {ratio:.2f}  (above 1: tcplab is faster)")
+        if "tcplab-engine" in by:
+            print(f"wall time ns2 / tcplab-engine: {by['ns2']['wall_s'] / by['tcplab-engine']['wall_s']:.2f}")
         a, b = by["tcplab"]["tx_per_s"], by["ns2"]["tx_per_s"]
         if a and b:
             print(f"transmissions/s tcplab / ns2: {a / b:.2f}")
