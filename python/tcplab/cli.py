@@ -197,7 +197,7 @@ def _print_table(result: Result, wall_s: float) -> None:
             f"{row.share:.1%}" if row.share == row.share else "-",
             f"{row.retrans_pkts:.0f}",
             f"{row.dropped_pkts:.0f}",
-            f"{row.drop_rate:.2%}",
+            _percent(row.drop_rate),
         )
     console = Console()
     console.print(table)
@@ -242,6 +242,11 @@ def _attach_negative_values(argv: Sequence[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def _percent(x: float) -> str:
+    """A rate as a percentage with two significant digits (0.00042% stays visible)."""
+    return "0%" if x == 0 else f"{x * 100:.2g}%"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,7 +33,7 @@ WindowLike = Window | str | tuple[float | str, float | str] | None
 
 _REQUIRED = {
     "flows": ("flow", "sent_pkts", "retrans_pkts", "dropped_pkts", "goodput_bytes"),
-    "intervals": ("flow", "t_ns", "goodput_bytes", "retrans_pkts"),
+    "intervals": ("flow", "t_ns", "goodput_bytes", "retrans_pkts", "sent_pkts", "dropped_pkts"),
     "queues": ("link", "from", "to"),
 }
 
@@ -152,9 +152,10 @@ class Result:
 
         Over the window: ``throughput_mbps`` (mean of the per-interval throughputs, i.e. goodput
         bytes · 8 / window time covered by whole intervals), ``throughput_std_mbps`` (their
-        standard deviation), ``share`` (of the flows' total), ``goodput_bytes``, ``retrans_pkts``.
-        Over the whole run: ``sent_pkts``, ``dropped_pkts``, ``drop_rate`` (dropped / sent),
-        ``rto_count``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms`` (one-way delay).
+        standard deviation), ``share`` (of the flows' total), ``goodput_bytes``, ``retrans_pkts``,
+        ``sent_pkts``, ``dropped_pkts``, ``drop_rate`` (dropped / sent).
+        Over the whole run: ``rto_count``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``
+        (one-way delay).
 
         ``attrs`` holds ``window`` (start_s, stop_s) and ``jain`` (eq. (1) over ``throughput_mbps``).
         """
@@ -167,6 +168,8 @@ class Result:
         flow_ids = self.flows["flow"].to_numpy()
         goodput = by_flow["goodput_bytes"].sum().reindex(flow_ids, fill_value=0)
         retrans = by_flow["retrans_pkts"].sum().reindex(flow_ids, fill_value=0)
+        sent = by_flow["sent_pkts"].sum().reindex(flow_ids, fill_value=0).to_numpy()
+        dropped = by_flow["dropped_pkts"].sum().reindex(flow_ids, fill_value=0).to_numpy()
         mean = goodput.to_numpy(dtype=float) * 8 / covered_s / 1e6
         total = mean.sum()
         f = self.flows
@@ -179,9 +182,9 @@ class Result:
                 "share": mean / total if total > 0 else np.full(len(mean), np.nan),
                 "goodput_bytes": goodput.to_numpy(),
                 "retrans_pkts": retrans.to_numpy(),
-                "sent_pkts": f["sent_pkts"].to_numpy(),
-                "dropped_pkts": f["dropped_pkts"].to_numpy(),
-                "drop_rate": f["dropped_pkts"].to_numpy(dtype=float) / np.maximum(f["sent_pkts"].to_numpy(dtype=float), 1),
+                "sent_pkts": sent,
+                "dropped_pkts": dropped,
+                "drop_rate": dropped.astype(float) / np.maximum(sent.astype(float), 1),
             }
         )
         for column, name in (("rto_count", "rto_count"), ("recoveries", "recoveries")):

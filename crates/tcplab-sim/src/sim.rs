@@ -48,11 +48,45 @@ struct Series {
     ssthresh_bytes: Vec<f64>,
     srtt_ns: Vec<f64>,
     retrans_pkts: Vec<u64>,
+    sent_pkts: Vec<u64>,
+    dropped_pkts: Vec<u64>,
     in_flight_bytes: Vec<f64>,
-    /// Cumulative counters at the previous tick, per flow.
-    last_goodput: Vec<u64>,
-    last_retrans: Vec<u64>,
+    /// Cumulative (goodput bytes, retransmissions, sent, dropped) at the previous tick, per flow.
+    last: Vec<[u64; 4]>,
     next_k: usize,
+}
+
+impl Series {
+    fn new(n_intervals: usize, n_flows: usize) -> Series {
+        let rows = n_intervals * n_flows;
+        Series {
+            n: n_intervals,
+            t_ns: vec![0; rows],
+            goodput_bytes: vec![0; rows],
+            cwnd_bytes: vec![0.0; rows],
+            ssthresh_bytes: vec![0.0; rows],
+            srtt_ns: vec![0.0; rows],
+            retrans_pkts: vec![0; rows],
+            sent_pkts: vec![0; rows],
+            dropped_pkts: vec![0; rows],
+            in_flight_bytes: vec![0.0; rows],
+            last: vec![[0; 4]; n_flows],
+            next_k: 0,
+        }
+    }
+}
+
+impl Flow {
+    /// Cumulative (goodput bytes, retransmissions, data packets sent, data packets dropped).
+    fn counters(&self) -> [u64; 4] {
+        match &self.ends {
+            Endpoints::Tcp { sender, receiver } => {
+                let st = &sender.stats;
+                [receiver.stats.goodput_bytes, st.retrans_pkts, st.sent_pkts, self.net_dropped_pkts + st.hook_dropped_pkts]
+            }
+            Endpoints::Cbr { source, sink } => [sink.bytes, 0, source.sent_pkts, self.net_dropped_pkts],
+        }
+    }
 }
 
 pub struct Simulation {
@@ -126,21 +160,7 @@ impl Simulation {
             flows.push(Flow { src: s, dst: d, ends, net_dropped_pkts: 0 });
         }
 
-        let n_int = spec.duration_ns.div_ceil(spec.interval_ns) as usize;
-        let rows = n_int * flows.len();
-        let series = Series {
-            n: n_int,
-            t_ns: vec![0; rows],
-            goodput_bytes: vec![0; rows],
-            cwnd_bytes: vec![0.0; rows],
-            ssthresh_bytes: vec![0.0; rows],
-            srtt_ns: vec![0.0; rows],
-            retrans_pkts: vec![0; rows],
-            in_flight_bytes: vec![0.0; rows],
-            last_goodput: vec![0; flows.len()],
-            last_retrans: vec![0; flows.len()],
-            next_k: 0,
-        };
+        let series = Series::new(spec.duration_ns.div_ceil(spec.interval_ns) as usize, flows.len());
         events.push(spec.interval_ns.min(spec.duration_ns), Event::Tick);
 
         Ok(Simulation {
@@ -426,27 +446,25 @@ impl Simulation {
         for (i, flow) in self.flows.iter().enumerate() {
             let row = i * s.n + k;
             s.t_ns[row] = self.now;
-            let (goodput, retrans) = match &flow.ends {
-                Endpoints::Tcp { sender, receiver } => {
+            match &flow.ends {
+                Endpoints::Tcp { sender, .. } => {
                     let mss = sender.tp.mss_bytes as f64;
                     s.cwnd_bytes[row] = sender.tp.snd_cwnd as f64 * mss;
                     s.ssthresh_bytes[row] = sender.ssthresh_bytes().map_or(f64::NAN, |b| b as f64);
                     s.srtt_ns[row] = if sender.rtt.srtt_ns == 0 { f64::NAN } else { sender.rtt.srtt_ns as f64 };
                     s.in_flight_bytes[row] = sender.in_flight_bytes() as f64;
-                    (receiver.stats.goodput_bytes, sender.stats.retrans_pkts)
                 }
-                Endpoints::Cbr { sink, .. } => {
+                Endpoints::Cbr { .. } => {
                     s.cwnd_bytes[row] = f64::NAN;
                     s.ssthresh_bytes[row] = f64::NAN;
                     s.srtt_ns[row] = f64::NAN;
                     s.in_flight_bytes[row] = f64::NAN;
-                    (sink.bytes, 0)
                 }
-            };
-            s.goodput_bytes[row] = goodput - s.last_goodput[i];
-            s.retrans_pkts[row] = retrans - s.last_retrans[i];
-            s.last_goodput[i] = goodput;
-            s.last_retrans[i] = retrans;
+            }
+            let now = flow.counters();
+            let d: Vec<u64> = now.iter().zip(s.last[i]).map(|(n, l)| n - l).collect();
+            (s.goodput_bytes[row], s.retrans_pkts[row], s.sent_pkts[row], s.dropped_pkts[row]) = (d[0], d[1], d[2], d[3]);
+            s.last[i] = now;
         }
         s.next_k += 1;
         if s.next_k < s.n {
@@ -478,38 +496,43 @@ impl Simulation {
 
     fn finish(mut self) -> SimResult {
         let in_net = self.in_network();
-        let mut flows = Table::default();
         let nf = self.flows.len();
-        let mut cols: Vec<(&'static str, Vec<f64>)> = [
-            "sent_pkts", "sent_bytes", "retrans_pkts", "dropped_pkts", "delivered_pkts", "in_flight_pkts", "goodput_bytes",
-            "rto_count", "recoveries", "recovery_ns", "owd_mean_ns", "owd_min_ns", "owd_p50_ns", "owd_p99_ns", "owd_max_ns",
-        ]
-        .iter()
-        .map(|&n| (n, Vec::with_capacity(nf)))
-        .collect();
-        for (i, flow) in self.flows.iter().enumerate() {
-            let (sent, sent_bytes, retrans, hook_drops, delivered, goodput, rtos, recov, recov_ns, owd) = match &flow.ends {
-                Endpoints::Tcp { sender, receiver } => {
-                    let st = &sender.stats;
-                    (st.sent_pkts, st.sent_bytes, st.retrans_pkts, st.hook_dropped_pkts, receiver.stats.delivered_pkts, receiver.stats.goodput_bytes, st.rto_count, st.recoveries, st.recovery_ns, &receiver.stats.owd)
-                }
-                Endpoints::Cbr { source, sink } => (source.sent_pkts, source.sent_bytes, 0, 0, sink.delivered_pkts, sink.bytes, 0, 0, 0, &sink.owd),
-            };
-            let row = [
-                sent as f64, sent_bytes as f64, retrans as f64, (flow.net_dropped_pkts + hook_drops) as f64, delivered as f64,
-                in_net[i] as f64, goodput as f64, rtos as f64, recov as f64, recov_ns as f64, owd.mean(), owd.min(), owd.quantile(0.5),
-                owd.quantile(0.99), owd.max(),
-            ];
-            for (c, v) in cols.iter_mut().zip(row) {
-                c.1.push(v);
-            }
-        }
+        let mut flows = Table::default();
         flows.push("flow", Column::U64((0..nf as u64).collect()));
-        for (name, v) in cols {
-            flows.push(name, Column::F64(v));
-        }
+        let count = |f: &dyn Fn(&Flow, usize) -> u64| Column::U64(self.flows.iter().enumerate().map(|(i, fl)| f(fl, i)).collect());
+        let tcp = |fl: &Flow, g: &dyn Fn(&TcpSender) -> u64| match &fl.ends {
+            Endpoints::Tcp { sender, .. } => g(sender),
+            Endpoints::Cbr { .. } => 0,
+        };
+        flows.push("sent_pkts", count(&|fl, _| fl.counters()[2]));
+        flows.push("sent_bytes", count(&|fl, _| match &fl.ends {
+            Endpoints::Tcp { sender, .. } => sender.stats.sent_bytes,
+            Endpoints::Cbr { source, .. } => source.sent_bytes,
+        }));
+        flows.push("retrans_pkts", count(&|fl, _| fl.counters()[1]));
+        flows.push("dropped_pkts", count(&|fl, _| fl.counters()[3]));
+        flows.push("delivered_pkts", count(&|fl, _| match &fl.ends {
+            Endpoints::Tcp { receiver, .. } => receiver.stats.delivered_pkts,
+            Endpoints::Cbr { sink, .. } => sink.delivered_pkts,
+        }));
+        flows.push("in_flight_pkts", count(&|_, i| in_net[i]));
+        flows.push("goodput_bytes", count(&|fl, _| fl.counters()[0]));
+        flows.push("rto_count", count(&|fl, _| tcp(fl, &|s| s.stats.rto_count)));
+        flows.push("recoveries", count(&|fl, _| tcp(fl, &|s| s.stats.recoveries)));
+        flows.push("recovery_ns", count(&|fl, _| tcp(fl, &|s| s.stats.recovery_ns)));
+        let owd = |q: &dyn Fn(&crate::measure::Histogram) -> f64| {
+            Column::F64(self.flows.iter().map(|fl| q(match &fl.ends {
+                Endpoints::Tcp { receiver, .. } => &receiver.stats.owd,
+                Endpoints::Cbr { sink, .. } => &sink.owd,
+            })).collect())
+        };
+        flows.push("owd_mean_ns", owd(&|h| h.mean()));
+        flows.push("owd_min_ns", owd(&|h| h.min()));
+        flows.push("owd_p50_ns", owd(&|h| h.quantile(0.5)));
+        flows.push("owd_p99_ns", owd(&|h| h.quantile(0.99)));
+        flows.push("owd_max_ns", owd(&|h| h.max()));
 
-        let s = std::mem::replace(&mut self.series, Series { n: 0, t_ns: vec![], goodput_bytes: vec![], cwnd_bytes: vec![], ssthresh_bytes: vec![], srtt_ns: vec![], retrans_pkts: vec![], in_flight_bytes: vec![], last_goodput: vec![], last_retrans: vec![], next_k: 0 });
+        let s = std::mem::replace(&mut self.series, Series::new(0, 0));
         // Keep only the intervals that were reached.
         let keep: Vec<usize> = (0..nf).flat_map(|f| (0..s.next_k).map(move |k| f * s.n + k)).collect();
         let pick_u = |v: &Vec<u64>| Column::U64(keep.iter().map(|&r| v[r]).collect());
@@ -522,36 +545,31 @@ impl Simulation {
         intervals.push("ssthresh_bytes", pick_f(&s.ssthresh_bytes));
         intervals.push("srtt_ns", pick_f(&s.srtt_ns));
         intervals.push("retrans_pkts", pick_u(&s.retrans_pkts));
+        intervals.push("sent_pkts", pick_u(&s.sent_pkts));
+        intervals.push("dropped_pkts", pick_u(&s.dropped_pkts));
         intervals.push("in_flight_bytes", pick_f(&s.in_flight_bytes));
 
         let end = self.now;
-        let mut queues = Table::default();
-        let nl = self.links.len();
-        let mut q: Vec<(&'static str, Vec<f64>)> = [
-            "enqueued_pkts", "dropped_pkts", "random_loss_pkts", "max_pkts", "mean_pkts", "sojourn_mean_ns", "sojourn_p50_ns",
-            "sojourn_p99_ns", "sojourn_max_ns", "final_pkts",
-        ]
-        .iter()
-        .map(|&n| (n, Vec::with_capacity(nl)))
-        .collect();
         for link in self.links.iter_mut() {
             link.note_len(end);
-            let st = &link.stats;
-            let row = [
-                st.enqueued_pkts as f64, st.dropped_pkts as f64, st.random_loss_pkts as f64, st.max_pkts as f64,
-                st.area_pkt_ns as f64 / end.max(1) as f64, st.sojourn.mean(), st.sojourn.quantile(0.5), st.sojourn.quantile(0.99),
-                st.sojourn.max(), link.queue.len_pkts() as f64,
-            ];
-            for (c, v) in q.iter_mut().zip(row) {
-                c.1.push(v);
-            }
         }
-        queues.push("link", Column::U64((0..nl as u64).collect()));
-        queues.push("from", Column::U64(self.links.iter().map(|l| l.from.0 as u64).collect()));
-        queues.push("to", Column::U64(self.links.iter().map(|l| l.to.0 as u64).collect()));
-        for (name, v) in q {
-            queues.push(name, Column::F64(v));
-        }
+        let links = &self.links;
+        let lu = |f: &dyn Fn(&Link) -> u64| Column::U64(links.iter().map(f).collect());
+        let lf = |f: &dyn Fn(&Link) -> f64| Column::F64(links.iter().map(f).collect());
+        let mut queues = Table::default();
+        queues.push("link", Column::U64((0..links.len() as u64).collect()));
+        queues.push("from", lu(&|l| l.from.0 as u64));
+        queues.push("to", lu(&|l| l.to.0 as u64));
+        queues.push("enqueued_pkts", lu(&|l| l.stats.enqueued_pkts));
+        queues.push("dropped_pkts", lu(&|l| l.stats.dropped_pkts));
+        queues.push("random_loss_pkts", lu(&|l| l.stats.random_loss_pkts));
+        queues.push("max_pkts", lu(&|l| l.stats.max_pkts));
+        queues.push("mean_pkts", lf(&|l| l.stats.area_pkt_ns as f64 / end.max(1) as f64));
+        queues.push("sojourn_mean_ns", lf(&|l| l.stats.sojourn.mean()));
+        queues.push("sojourn_p50_ns", lf(&|l| l.stats.sojourn.quantile(0.5)));
+        queues.push("sojourn_p99_ns", lf(&|l| l.stats.sojourn.quantile(0.99)));
+        queues.push("sojourn_max_ns", lf(&|l| l.stats.sojourn.max()));
+        queues.push("final_pkts", lu(&|l| l.queue.len_pkts() as u64));
 
         SimResult { flows, intervals, queues, transmissions: self.transmissions, events: self.events_run, end_ns: end, node_names: self.node_names }
     }
