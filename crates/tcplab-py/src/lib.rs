@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use tcplab_sim::{Column, SimResult, Spec, Table};
+use tcplab_sim::{Column, SimResult, Simulation, Spec, Table};
 
 create_exception!(_core, SpecError, PyValueError, "A spec the engine cannot run: args are (field, value, allowed).");
 
@@ -39,12 +39,25 @@ fn to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDict>> {
     Ok(out)
 }
 
-/// Run one simulation of an engine spec (JSON text, see docs/engine-spec.md). Releases the GIL.
+/// Run one simulation of an engine spec (JSON text, see docs/engine-spec.md). Releases the GIL
+/// while it runs and honours Ctrl-C (the pending signal is raised, e.g. KeyboardInterrupt).
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, spec_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let spec = Spec::from_json(spec_json).map_err(spec_error)?;
-    let result = py.detach(|| tcplab_sim::simulate(&spec)).map_err(spec_error)?;
-    to_py(py, result)
+    let sim = Simulation::new(&spec).map_err(spec_error)?;
+    let mut interrupt: Option<PyErr> = None;
+    let result = py.detach(|| {
+        sim.run_until_cancelled(|| {
+            // Take the GIL briefly to let Python run its signal handlers.
+            interrupt = Python::attach(|py| py.check_signals().err());
+            interrupt.is_some()
+        })
+    });
+    match (result, interrupt) {
+        (Some(r), _) => to_py(py, r),
+        (None, Some(e)) => Err(e),
+        (None, None) => unreachable!("cancelled only on a signal"),
+    }
 }
 
 /// The engine's version.

@@ -183,10 +183,19 @@ impl Simulation {
     }
 
     /// Run to the end and collect the results.
-    pub fn run(mut self) -> SimResult {
+    pub fn run(self) -> SimResult {
+        self.run_until_cancelled(|| false).expect("never cancelled")
+    }
+
+    /// Run to the end, asking `cancelled` every 65,536 events whether to stop (e.g. on Ctrl-C);
+    /// `None` if it said so.
+    pub fn run_until_cancelled(mut self, mut cancelled: impl FnMut() -> bool) -> Option<SimResult> {
         while let Some(at) = self.events.peek_time() {
             if at > self.duration_ns {
                 break;
+            }
+            if self.events_run % 65_536 == 0 && cancelled() {
+                return None;
             }
             let (at, ev) = self.events.pop().expect("peeked");
             debug_assert!(at >= self.now, "time went back");
@@ -195,7 +204,7 @@ impl Simulation {
             self.handle(ev);
         }
         self.now = self.duration_ns;
-        self.finish()
+        Some(self.finish())
     }
 
     fn handle(&mut self, ev: Event) {
