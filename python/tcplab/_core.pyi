@@ -10,4 +10,8 @@ def simulate(spec_json: str) -> dict[str, Any]:
     equal-length numpy arrays, and ``"meta"``. Releases the GIL while it runs."""
 
 def version() -> str: ...
-def congestion_controls() -> list[str]: ...
+def congestion_controls() -> list[dict[str, Any]]:
+    """Every congestion control: name, aliases, about, reference, linux, params (name, default,
+    min, max, help)."""
+
+def cc_profiles() -> list[str]: ...

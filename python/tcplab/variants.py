@@ -49,9 +49,15 @@ CLASSIC: dict[str, Variant] = {
     )
 }
 
-#: Congestion controls the engine implements beyond Reno, each run Linux-like (SACK + PRR).
-#: The engine's ``cc`` name is the key; the value is a one-line description.
-LINUX_CC: dict[str, str] = {}
+def _engine_algorithms() -> dict[str, str]:
+    from . import _core
+
+    return {a["name"]: a["about"] for a in _core.congestion_controls() if a["name"] not in CLASSIC}
+
+
+#: Congestion controls the engine implements beyond Reno, each run Linux-like (SACK + PRR):
+#: the engine's registry (``tcplab._core.congestion_controls()``), name → one-line description.
+LINUX_CC: dict[str, str] = _engine_algorithms()
 
 
 def normalise(name: str) -> str:

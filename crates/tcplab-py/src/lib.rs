@@ -66,10 +66,42 @@ fn version() -> &'static str {
     tcplab_sim::VERSION
 }
 
-/// Congestion-control names the engine knows.
+/// Every congestion control the engine knows, as dicts: name, aliases, about, reference, linux,
+/// and params (each: name, default, min, max, help).
 #[pyfunction]
-fn congestion_controls() -> Vec<&'static str> {
-    tcplab_sim::cc::NAMES.to_vec()
+fn congestion_controls(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    tcplab_sim::cc::ALGORITHMS
+        .iter()
+        .map(|a| {
+            let d = PyDict::new(py);
+            d.set_item("name", a.name)?;
+            d.set_item("aliases", a.aliases.to_vec())?;
+            d.set_item("about", a.about)?;
+            d.set_item("reference", a.reference)?;
+            d.set_item("linux", a.linux)?;
+            let params = a
+                .params
+                .iter()
+                .map(|p| {
+                    let pd = PyDict::new(py);
+                    pd.set_item("name", p.name)?;
+                    pd.set_item("default", p.default)?;
+                    pd.set_item("min", p.min)?;
+                    pd.set_item("max", p.max)?;
+                    pd.set_item("help", p.help)?;
+                    Ok(pd)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Parameter profiles: "linux" (today's defaults) and older kernels' (e.g. "linux-2.6.22").
+#[pyfunction]
+fn cc_profiles() -> Vec<&'static str> {
+    tcplab_sim::cc::profile_names()
 }
 
 #[pymodule]
@@ -77,6 +109,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_function(wrap_pyfunction!(cc_profiles, m)?)?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
     Ok(())
 }

@@ -137,6 +137,12 @@ pub struct TcpSpec {
     pub stop_ns: Option<Nanos>,
     #[serde(default = "default_cc")]
     pub cc: String,
+    /// Parameter profile: "linux" (today's defaults) or an older kernel's, e.g. "linux-2.6.22".
+    #[serde(default = "default_profile")]
+    pub cc_profile: String,
+    /// Overrides of the congestion control's parameters, by name (`tcplab variants NAME`).
+    #[serde(default)]
+    pub cc_params: std::collections::BTreeMap<String, f64>,
     #[serde(default = "default_recovery")]
     pub recovery: Recovery,
     #[serde(default = "yes")]
@@ -175,6 +181,9 @@ fn yes() -> bool {
 }
 fn default_cc() -> String {
     "reno".into()
+}
+fn default_profile() -> String {
+    "linux".into()
 }
 fn default_recovery() -> Recovery {
     Recovery::Sack
@@ -404,9 +413,7 @@ impl Spec {
                     if t.min_rto_ns == 0 || t.max_rto_ns < t.min_rto_ns {
                         return Err(SpecError::new(format!("flows[{i}].min_rto_ns"), t.min_rto_ns, "positive and at most max_rto_ns"));
                     }
-                    if !crate::cc::NAMES.contains(&t.cc.as_str()) {
-                        return Err(SpecError::new(format!("flows[{i}].cc"), &t.cc, format!("one of {}", crate::cc::NAMES.join(", "))));
-                    }
+                    crate::cc::Cc::new(&t.cc, &t.cc_profile, &t.cc_params, &format!("flows[{i}]"))?;
                 }
                 FlowSpec::Cbr(c) => {
                     if c.packet_bytes < 28 {

@@ -9,17 +9,66 @@
 //! Dispatch is an enum ([`Cc`]) so the per-ACK path has no dynamic dispatch.
 
 pub mod helpers;
+pub mod params;
 mod reno;
 
+pub use params::{Param, ParamValues};
 pub use reno::Reno;
 
+use std::collections::BTreeMap;
+
+use crate::error::SpecError;
 use crate::time::Nanos;
 
 /// Linux's `TCP_INFINITE_SSTHRESH`.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
-/// Names users type, in the order `tcplab variants` lists them.
-pub const NAMES: &[&str] = &["reno"];
+/// A congestion control as users see it: its name, what it is, where it comes from, its
+/// parameters, and how to build it.
+#[derive(Clone, Copy, Debug)]
+pub struct Algorithm {
+    /// The name users type (Linux's module name where there is one).
+    pub name: &'static str,
+    /// Other names accepted for it.
+    pub aliases: &'static [&'static str],
+    /// One line: what it does.
+    pub about: &'static str,
+    /// The paper or RFC it implements.
+    pub reference: &'static str,
+    /// The Linux source file it mirrors, if any.
+    pub linux: &'static str,
+    pub params: &'static [Param],
+    pub build: fn(&ParamValues) -> Cc,
+}
+
+/// Every congestion control, in the order `tcplab variants` lists them.
+pub const ALGORITHMS: &[Algorithm] = &[Algorithm {
+    name: "reno",
+    aliases: &["newreno"],
+    about: "Slow start, +1 segment per RTT, halve on loss",
+    reference: "RFC 5681",
+    linux: "net/ipv4/tcp_cong.c (tcp_reno_*)",
+    params: &[],
+    build: |_| Cc::Reno(Reno),
+}];
+
+/// Parameter profiles: older kernels' defaults, so the papers' configuration can be reproduced.
+/// Each entry: (profile, algorithm, parameter, value).
+pub const PROFILES: &[(&str, &str, &str, f64)] = &[];
+
+/// The profile names known.
+pub fn profile_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = PROFILES.iter().map(|p| p.0).collect();
+    names.push("linux");
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The algorithm a user names (by its name or an alias).
+pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS.iter().find(|a| a.name == name || a.aliases.contains(&name))
+}
 
 /// Linux's `enum tcp_ca_state` (include/net/tcp.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +121,10 @@ pub struct TcpCcView {
     pub srtt_ns: Nanos,
     /// Minimum RTT seen, ns (`Nanos::MAX` before the first sample).
     pub min_rtt_ns: Nanos,
+    /// Oldest unacknowledged segment (Linux `snd_una`, in segments).
+    pub snd_una: u32,
+    /// Next new segment to send (Linux `snd_nxt`, in segments).
+    pub snd_nxt: u32,
     pub ca_state: CaState,
     pub now_ns: Nanos,
 }
@@ -89,6 +142,8 @@ impl TcpCcView {
             mss_bytes,
             srtt_ns: 0,
             min_rtt_ns: Nanos::MAX,
+            snd_una: 0,
+            snd_nxt: 0,
             ca_state: CaState::Open,
             now_ns: 0,
         }
@@ -139,12 +194,19 @@ pub enum Cc {
 }
 
 impl Cc {
-    /// The algorithm a user names (see [`NAMES`]).
-    pub fn by_name(name: &str) -> Option<Cc> {
-        match name {
-            "reno" | "newreno" => Some(Cc::Reno(Reno)),
-            _ => None,
+    /// Build the algorithm `name` with its defaults, the `profile`'s values ("linux" = today's
+    /// defaults) and the scenario's `params`. `field` names the flow for error messages.
+    pub fn new(name: &str, profile: &str, params: &BTreeMap<String, f64>, field: &str) -> Result<Cc, SpecError> {
+        let alg = algorithm(name).ok_or_else(|| {
+            SpecError::new(format!("{field}.cc"), name, format!("one of {}", ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")))
+        })?;
+        if !profile_names().contains(&profile) {
+            return Err(SpecError::new(format!("{field}.cc_profile"), profile, format!("one of {}", profile_names().join(", "))));
         }
+        let overrides: Vec<(&'static str, f64)> =
+            PROFILES.iter().filter(|p| p.0 == profile && p.1 == alg.name).map(|p| (p.2, p.3)).collect();
+        let values = ParamValues::resolve(alg.params, &overrides, params, &format!("{field}.cc_params"))?;
+        Ok((alg.build)(&values))
     }
 }
 

@@ -76,7 +76,7 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(flow: FlowId, dst: NodeId, spec: &TcpSpec) -> Self {
-        let mut cc = Cc::by_name(&spec.cc).expect("validated congestion control");
+        let mut cc = Cc::new(&spec.cc, &spec.cc_profile, &spec.cc_params, "flow").expect("validated congestion control");
         let mut tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
         cc.init(&mut tp);
         let wnd = (spec.rwnd_bytes.min(spec.sndbuf_bytes) / spec.mss_bytes as u64).clamp(1, u32::MAX as u64 / 2) as u32;
@@ -296,6 +296,8 @@ impl TcpSender {
         let packets_out = self.sb.packets_out();
         let acked = self.sb.ack(p.ack);
         let una_advanced = acked.segs > 0;
+        self.tp.snd_una = p.ack;
+        self.tp.snd_nxt = self.snd_nxt;
         if una_advanced {
             self.sb.clear_block_cache();
         }
