@@ -4,6 +4,8 @@
 
     TcplabError
      ├── ScenarioError   a scenario that cannot run: names the field, the value and what is allowed
+     │    └── ResultsError   results that cannot be analysed (a missing or foreign store, two
+     │                       result sets on different grids): the same three parts
      └── EngineError     the engine failed (or is not built)
 
 A bad scenario, whether caught by validation in Python (pydantic) or by the engine
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["TcplabError", "ScenarioError", "EngineError", "MISSING", "from_validation_error", "from_spec_error"]
+__all__ = ["TcplabError", "ScenarioError", "ResultsError", "EngineError", "MISSING", "from_validation_error", "from_spec_error"]
 
 
 class _Missing:
@@ -56,6 +58,11 @@ class ScenarioError(TcplabError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.field, self.value, self.allowed))
+
+
+class ResultsError(ScenarioError):
+    """Results that cannot be analysed: a store that is missing or is not a store, a metric or axis
+    that the results lack, two result sets on different grids. Bad input, like a bad scenario."""
 
 
 class EngineError(TcplabError):

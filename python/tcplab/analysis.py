@@ -1,0 +1,590 @@
+"""Analysis of a results store: per-run metrics, statistics across replications, and the comparison
+of two result sets on the same grid.
+
+Every function takes the store's three frames (:class:`Frames`), so it works on any source that
+gives them:
+
+``runs``
+    one row per run: ``run_id``, ``experiment``, ``replication``, ``seed``, ``backend``
+    (``"sim"``/``"testbed"``), ``valid``, and one column per sweep axis named by its dotted key,
+    holding the value as written (``"topology.rtt" = "100ms"``, ``"topology.buffer" = "0.2bdp"``).
+``flows``
+    one row per run and flow: ``run_id``, ``flow``, ``name``, ``variant`` and the summary over the
+    measurement window (``throughput_mbps``, ``share``, ``retrans_pkts``, ``sent_pkts``,
+    ``dropped_pkts``, ``drop_rate``, ``rto_count``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``).
+``intervals``
+    one row per run, flow and interval: ``run_id``, ``flow``, ``t_s`` (interval end),
+    ``goodput_bytes``, ``throughput_mbps``, ``cwnd_bytes``, ``srtt_ns``, ``retrans_pkts``,
+    ``sent_pkts``, ``dropped_pkts``.
+
+The metrics are the papers':
+
+- JFI, eq. (1) of 000: Jain's index of the flows' mean throughputs over the window;
+- J(t), eq. (2) of 003: Jain's index per interval, and its mean and standard deviation;
+- across the replications of a grid cell: mean, standard deviation (sample, ddof = 1), min and
+  max, as in 003's Tables III–IV ("JFI values, standard deviation … mean over 5 runs");
+- comparison (000 §IV-A): with S and T the cell means of two result sets and Tσ the standard
+  deviation of T's replications, D = S − T, C95 = 2·Tσ, W = |D| − C95; the difference is
+  significant (95 %) where W ≥ 0. Welch's t-test per cell is given beside it, and the mean |D| over
+  the cells is the number 001 §4 reports (0.087, range 0.04–0.21, for ns-2 against the testbed).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import metrics
+from .errors import ResultsError
+from .units import Buffer, Rate, Size, Time, UnitError
+
+__all__ = [
+    "Frames",
+    "RUN_COLUMNS",
+    "load_frames",
+    "check_frames",
+    "axes",
+    "axis_value",
+    "axis_label",
+    "measurement_window",
+    "per_run",
+    "aggregate",
+    "table",
+    "compare",
+    "compare_summary",
+    "cbr_curve",
+    "experiments",
+    "select",
+]
+
+#: The columns of ``runs`` that are not sweep axes.
+RUN_COLUMNS = ("run_id", "experiment", "replication", "seed", "backend", "valid")
+_FLOW_COLUMNS = ("run_id", "flow", "variant", "throughput_mbps")
+_INTERVAL_COLUMNS = ("run_id", "flow", "t_s", "throughput_mbps")
+
+#: Per-run metrics that :func:`aggregate` summarises by default.
+#: The papers' window starts at 120 s in runs of 300 s or more (000, 001).
+PAPERS_WINDOW_START_S = 120.0
+
+METRICS = ("jfi", "jt_mean", "jt_std", "total_mbps", "utilisation", "drop_rate")
+
+
+@dataclass(frozen=True)
+class Frames:
+    """A results store's three frames (see the module's docstring), plus the experiment's
+    parameters when the store keeps them."""
+
+    runs: pd.DataFrame
+    flows: pd.DataFrame
+    intervals: pd.DataFrame
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+def load_frames(path: str | os.PathLike[str]) -> Frames:
+    """The frames of the results store at ``path`` (``tcplab.store.Store(path).frames()``).
+
+    Raises :class:`ResultsError` (one line) for a missing file or one that is not a store.
+    """
+    target = Path(path)
+    if not target.exists():
+        raise ResultsError("STORE", str(path), "expected an existing results store (no such file)")
+    if target.is_dir():
+        raise ResultsError("STORE", str(path), "expected a results store file, not a directory")
+    try:
+        from .store import Store  # the results database (DuckDB)
+    except ImportError as e:
+        raise ResultsError("STORE", str(path), f"expected a results store, but tcplab.store cannot be loaded ({e})") from None
+    try:
+        store = Store(target)
+        got = store.frames()
+    except ResultsError:
+        raise
+    except Exception as e:  # a foreign or damaged file: the database library's own error
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ResultsError("STORE", str(path), f"expected a tcplab results store ({reason})") from None
+    params = {}
+    for name in ("params", "experiment_params"):
+        value = getattr(store, name, None)
+        if callable(value):
+            try:
+                params = dict(value())
+            except Exception:  # parameters are optional decoration of the report
+                params = {}
+            break
+    return check_frames(_as_frames(got, params), str(path))
+
+
+def _as_frames(got: Any, params: Mapping[str, Any]) -> Frames:
+    if isinstance(got, Frames):
+        return got
+    if isinstance(got, Mapping):
+        return Frames(got["runs"], got["flows"], got["intervals"], params)
+    if hasattr(got, "runs") and hasattr(got, "flows") and hasattr(got, "intervals"):
+        return Frames(got.runs, got.flows, got.intervals, params)
+    runs, flows, intervals = got
+    return Frames(runs, flows, intervals, params)
+
+
+def check_frames(frames: Frames, source: str = "frames") -> Frames:
+    """``frames`` if they have the columns analysis needs; else a :class:`ResultsError`."""
+    for name, required in (("runs", RUN_COLUMNS), ("flows", _FLOW_COLUMNS), ("intervals", _INTERVAL_COLUMNS)):
+        frame = getattr(frames, name)
+        if not isinstance(frame, pd.DataFrame):
+            raise ResultsError(source, name, "expected a data frame of runs, flows and intervals")
+        missing = [c for c in required if c not in frame.columns]
+        if missing:
+            raise ResultsError(source, name, f"expected the columns {', '.join(required)} (missing {', '.join(missing)})")
+    if frames.runs.empty:
+        raise ResultsError(source, "runs", "expected at least one run")
+    return frames
+
+
+# --- sweep axes ---------------------------------------------------------------------------------
+
+
+def axes(runs: pd.DataFrame) -> list[str]:
+    """The sweep axes of ``runs``: its text columns other than :data:`RUN_COLUMNS`, in order."""
+    out = []
+    for column in runs.columns:
+        if column in RUN_COLUMNS:
+            continue
+        if pd.api.types.is_object_dtype(runs[column]) or pd.api.types.is_string_dtype(runs[column]):
+            out.append(str(column))
+    return out
+
+
+def axis_value(text: object) -> tuple[float, str] | None:
+    """A sweep value as a number with its unit, for sorting and plotting: ``"100ms"`` → (100, "ms"),
+    ``"10Mbps"`` → (10, "Mb/s"), ``"0.2bdp"`` → (0.2, "BDP"), ``"64pkt"`` → (64, "pkt"),
+    ``"64KB"`` → (65536, "B"); a name (``"cubic"``) → None."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text), ""
+    for parse in (_as_time, _as_rate, _as_buffer):
+        try:
+            return parse(text)
+        except UnitError:
+            continue
+    return None
+
+
+def _as_time(text: object) -> tuple[float, str]:
+    return Time.parse(text).ns / 1e6, "ms"
+
+
+def _as_rate(text: object) -> tuple[float, str]:
+    return Rate.parse(text).bps / 1e6, "Mb/s"
+
+
+def _as_buffer(text: object) -> tuple[float, str]:
+    b = Buffer.parse(text)
+    if b.kind == "bdp":
+        return float(b.value), "BDP"
+    if b.kind == "pkts":
+        return float(b.value), "pkt"
+    return float(Size(int(b.value)).bytes), "B"
+
+
+_AXIS_NAMES = {
+    "topology.rtt": "RTT",
+    "topology.buffer": "router buffer",
+    "topology.bottleneck": "bottleneck rate",
+    "topology.loss": "loss probability",
+}
+
+
+def axis_label(runs: pd.DataFrame, axis: str) -> str:
+    """``"RTT (ms)"``, ``"router buffer (BDP)"``: an axis's name with the unit of its values."""
+    name = _AXIS_NAMES.get(axis, axis)
+    unit = _axis_unit(runs[axis]) if axis in runs.columns else None
+    return f"{name} ({unit})" if unit else name
+
+
+def _axis_unit(values: pd.Series) -> str | None:
+    units = {v[1] for v in (axis_value(x) for x in values.dropna().unique()) if v is not None}
+    return units.pop() if len(units) == 1 else None
+
+
+def _numeric(values: pd.Series) -> pd.Series | None:
+    """The axis values as numbers in one unit, or None when they are names or mix units."""
+    parsed = [axis_value(x) for x in values]
+    if any(p is None for p in parsed) or len({p[1] for p in parsed if p is not None}) > 1:
+        return None
+    return pd.Series([p[0] for p in parsed if p is not None], index=values.index, dtype=float)
+
+
+def _order(values: Sequence[Any]) -> list[Any]:
+    """Distinct axis values in their natural order (by number when they all have one unit)."""
+    distinct = list(dict.fromkeys(values))
+    numbers = _numeric(pd.Series(distinct, dtype=object))
+    if numbers is None:
+        return sorted(distinct, key=str)
+    return [distinct[i] for i in np.argsort(numbers.to_numpy(), kind="stable")]
+
+
+# --- per run ------------------------------------------------------------------------------------
+
+
+def measurement_window(duration_s: float, interval_s: float = 1.0) -> tuple[float, float]:
+    """The default window of a run, as the scenario's (``Scenario.measurement_window``): 120 s to
+    the end for runs of at least 300 s, else the last 60 %, the start rounded down to an interval."""
+    if duration_s >= 300:
+        return PAPERS_WINDOW_START_S, duration_s
+    start = math.floor(duration_s * 0.4 / interval_s + 1e-9) * interval_s
+    return start, duration_s
+
+
+def _pair(variants: pd.Series) -> str:
+    return "–".join(str(v) for v in variants)
+
+
+def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_mbps: float | None = None) -> pd.DataFrame:
+    """One row per run with its axes and its metrics.
+
+    Columns: the ``runs`` columns, ``pair`` (the flows' variants in flow order, ``"newreno–cubic"``),
+    ``jfi`` (eq. (1) over the flows' mean throughputs of ``flows``), ``jt_mean`` / ``jt_std`` (mean
+    and standard deviation of J(t), eq. (2), over the intervals inside the window), ``flowN_mbps``
+    (each flow's mean throughput), ``total_mbps``, ``utilisation`` (total / bottleneck rate, where
+    the rate is known: a ``topology.bottleneck`` axis or ``capacity_mbps``), ``drop_rate`` (dropped /
+    sent packets, all flows), ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows), and
+    ``rtt_p50_ms`` / ``rtt_p99_ms`` (percentiles of the per-interval smoothed RTT inside the window)
+    with ``queue_p50_ms`` / ``queue_p99_ms`` (the same less the base RTT, where ``topology.rtt`` is
+    an axis: the queueing delay).
+
+    ``window`` is ``(start_s, stop_s)`` for J(t); by default each run's own (see
+    :func:`measurement_window`, the run's length being its last interval's end).
+    """
+    check_frames(frames)
+    runs = frames.runs.reset_index(drop=True)
+    flows = frames.flows.sort_values(["run_id", "flow"])
+    intervals = frames.intervals
+    out = runs.copy()
+
+    by_run = flows.groupby("run_id", sort=False)
+    out["pair"] = out["run_id"].map(by_run["variant"].agg(_pair))
+    out["n_flows"] = out["run_id"].map(by_run.size()).fillna(0).astype(int)
+    out["jfi"] = out["run_id"].map(by_run["throughput_mbps"].agg(lambda x: metrics.jain(x.to_numpy())))
+    wide = flows.pivot_table(index="run_id", columns="flow", values="throughput_mbps", aggfunc="sum")
+    for flow in wide.columns:
+        out[f"flow{int(flow) + 1}_mbps"] = out["run_id"].map(wide[flow])
+    out["total_mbps"] = out["run_id"].map(by_run["throughput_mbps"].sum())
+    capacity = None
+    fixed = _param(frames.params, "topology.bottleneck")
+    if "topology.bottleneck" in out.columns:
+        capacity = out["topology.bottleneck"].map(lambda v: Rate.parse(v).bps / 1e6)
+    elif capacity_mbps is not None or fixed is not None:
+        value = float(capacity_mbps) if capacity_mbps is not None else Rate.parse(fixed).bps / 1e6
+        capacity = pd.Series(value, index=out.index)
+    out["utilisation"] = out["total_mbps"] / capacity if capacity is not None else np.nan
+    if {"sent_pkts", "dropped_pkts"} <= set(flows.columns):
+        sent = by_run["sent_pkts"].sum()
+        out["drop_rate"] = out["run_id"].map(by_run["dropped_pkts"].sum() / sent.where(sent > 0))
+    else:
+        out["drop_rate"] = np.nan
+    for column in ("owd_mean_ms", "owd_p99_ms"):
+        out[column] = out["run_id"].map(by_run[column].mean()) if column in flows.columns else np.nan
+
+    jt_mean, jt_std, rtt50, rtt99 = {}, {}, {}, {}
+    for run_id, rows in intervals.groupby("run_id", sort=False):
+        start, stop = window if window is not None else measurement_window(float(rows["t_s"].max()), _interval_s(rows))
+        span = _interval_s(rows)
+        inside = rows[(rows["t_s"] - span >= start - 1e-9) & (rows["t_s"] <= stop + 1e-9)]
+        wide_t = inside.pivot_table(index="t_s", columns="flow", values="throughput_mbps", aggfunc="sum", fill_value=0.0)
+        series = metrics.jain_series(wide_t) if not wide_t.empty else pd.Series(dtype=float)
+        jt_mean[run_id] = float(series.mean()) if series.notna().any() else np.nan
+        jt_std[run_id] = float(series.std(ddof=0)) if series.notna().any() else np.nan
+        if "srtt_ns" in inside.columns and inside["srtt_ns"].notna().any():
+            srtt_ms = inside["srtt_ns"].dropna().to_numpy(dtype=float) / 1e6
+            rtt50[run_id], rtt99[run_id] = np.percentile(srtt_ms, [50, 99])
+    out["jt_mean"] = out["run_id"].map(jt_mean)
+    out["jt_std"] = out["run_id"].map(jt_std)
+    out["rtt_p50_ms"] = out["run_id"].map(rtt50)
+    out["rtt_p99_ms"] = out["run_id"].map(rtt99)
+    if "topology.rtt" in out.columns:
+        base = out["topology.rtt"].map(lambda v: Time.parse(v).ns / 1e6)
+        out["queue_p50_ms"] = out["rtt_p50_ms"] - base
+        out["queue_p99_ms"] = out["rtt_p99_ms"] - base
+    return out
+
+
+def _param(params: Mapping[str, Any], path: str) -> Any:
+    """A parameter by dotted path, from flat (``{"topology.rtt": …}``) or nested parameters."""
+    if path in params:
+        return params[path]
+    node: Any = params
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _interval_s(rows: pd.DataFrame) -> float:
+    """The measurement interval of one run's rows: the smallest step between interval ends."""
+    steps = np.diff(np.unique(rows["t_s"].to_numpy(dtype=float)))
+    return float(steps.min()) if steps.size else float(rows["t_s"].max())
+
+
+# --- across replications ------------------------------------------------------------------------
+
+
+def _cell_keys(table: pd.DataFrame, runs_axes: Sequence[str]) -> list[str]:
+    keys = [a for a in runs_axes if a in table.columns]
+    if "pair" in table.columns and "pair" not in keys and not any(a.startswith("flow") for a in keys):
+        keys.append("pair")
+    for extra in ("experiment", "backend"):
+        if extra in table.columns and table[extra].nunique() > 1:
+            keys.insert(0, extra)
+    return keys
+
+
+def aggregate(runs_table: pd.DataFrame, metrics_: Sequence[str] | None = None, by: Sequence[str] | None = None, valid_only: bool = True) -> pd.DataFrame:
+    """Statistics across the replications of each grid cell, as the papers' tables.
+
+    ``runs_table`` is :func:`per_run`'s table; ``by`` the columns that name a cell (default: the
+    sweep axes, plus ``pair`` when the flows' variants are not themselves an axis). One row per
+    cell, sorted by axis value, with ``n`` (replications) and for each metric ``<m>_mean``,
+    ``<m>_std`` (sample standard deviation, ddof = 1; NaN for one replication), ``<m>_min``,
+    ``<m>_max``. Invalid runs (``valid`` false) are left out unless ``valid_only`` is false.
+    """
+    table = runs_table
+    if valid_only and "valid" in table.columns:
+        table = table[table["valid"].astype(bool)]
+    keys = list(by) if by is not None else _cell_keys(table, axes(table.drop(columns=["pair"], errors="ignore")))
+    chosen = [m for m in (metrics_ or METRICS) if m in table.columns]
+    chosen += [c for c in table.columns if metrics_ is None and c.startswith("flow") and c.endswith("_mbps")]
+    if not keys:
+        table = table.assign(cell="all")
+        keys = ["cell"]
+    grouped = table.groupby(keys, sort=False, dropna=False)
+    parts = [grouped.size().rename("n")]
+    for m in chosen:
+        stats = grouped[m].agg(["mean", "std", "min", "max"])
+        stats.columns = [f"{m}_{s}" for s in stats.columns]
+        parts.append(stats)
+    cells = pd.concat(parts, axis=1).reset_index()
+    return _sort_cells(cells, keys)
+
+
+def _sort_cells(cells: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    order = []
+    for key in keys:
+        ranks = {v: i for i, v in enumerate(_order(cells[key].tolist()))}
+        order.append(cells[key].map(ranks))
+    if not order:
+        return cells
+    frame = pd.concat(order, axis=1, keys=range(len(order)))
+    return cells.loc[frame.sort_values(list(range(len(order)))).index].reset_index(drop=True)
+
+
+def table(cells: pd.DataFrame, metric: str = "jfi", rows: str | None = None, digits: int = 2) -> pd.DataFrame:
+    """The cells as a printed table, in the layout of 003's Table III: one row per value of ``rows``
+    (default: the RTT axis, else the first axis), one column per value of the other cell keys (the
+    variant pair, the buffer …), each cell ``"mean (std)"`` of ``metric`` across replications."""
+    keys = [c for c in cells.columns if c not in ("n",) and not any(c.startswith(f"{m}_") for m in _metric_names(cells))]
+    if rows is None:
+        rows = "topology.rtt" if "topology.rtt" in keys else keys[0]
+    if rows not in keys:
+        raise ResultsError("--rows", rows, f"expected one of the grid's axes: {', '.join(keys)}")
+    if f"{metric}_mean" not in cells.columns:
+        raise ResultsError("--metric", metric, f"expected one of {', '.join(_metric_names(cells))}")
+    others = [k for k in keys if k != rows and cells[k].nunique() > 1]
+    if not others:
+        others = [k for k in keys if k != rows][:1]
+    text = cells.apply(lambda r: _mean_std(r[f"{metric}_mean"], r[f"{metric}_std"], digits), axis=1)
+    frame = cells.assign(_cell=text)
+    if others:
+        frame["_col"] = frame[others].astype(str).agg(", ".join, axis=1)
+        out = frame.pivot(index=rows, columns="_col", values="_cell")
+        out = out[[c for c in dict.fromkeys(frame["_col"])]]
+        out.columns.name = ", ".join(others)
+    else:
+        out = frame.set_index(rows)[["_cell"]].rename(columns={"_cell": metric})
+    out = out.loc[_order(out.index.tolist())]
+    return out
+
+
+def _metric_names(cells: pd.DataFrame) -> list[str]:
+    return [c[: -len("_mean")] for c in cells.columns if c.endswith("_mean")]
+
+
+def _mean_std(mean: float, std: float, digits: int) -> str:
+    if mean != mean:
+        return "-"
+    if std != std:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ({std:.{digits}f})"
+
+
+# --- two result sets ----------------------------------------------------------------------------
+
+
+def compare(s_table: pd.DataFrame, t_table: pd.DataFrame, metric: str = "jfi", by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Compare two result sets on the same grid, per cell (000 §IV-A).
+
+    ``s_table`` and ``t_table`` are :func:`per_run` tables (S: e.g. the simulation, T: the
+    testbed). Per cell: ``S``, ``S_std``, ``T``, ``T_std`` (means and sample standard deviations of
+    ``metric`` over the replications), ``n_S``, ``n_T``, ``D = S − T``, ``C95 = 2·T_std``,
+    ``W = |D| − C95``, ``significant`` (W ≥ 0), and Welch's t-test: ``t``, ``p`` (NaN where it is
+    undefined: fewer than two replications, or no variance on either side).
+
+    Raises :class:`ResultsError` when the two sets are not on the same grid.
+    """
+    s_cells = aggregate(s_table, [metric], by=by)
+    t_cells = aggregate(t_table, [metric], by=by)
+    s_keys = [c for c in s_cells.columns if c != "n" and not c.startswith(f"{metric}_")]
+    t_keys = [c for c in t_cells.columns if c != "n" and not c.startswith(f"{metric}_")]
+    if s_keys != t_keys:
+        raise ResultsError("compare", f"axes {s_keys} and {t_keys}", "expected two result sets with the same sweep axes")
+    keys = [k for k in s_keys if k not in ("experiment", "backend")]
+    s_grid = set(map(tuple, s_cells[keys].astype(str).to_numpy()))
+    t_grid = set(map(tuple, t_cells[keys].astype(str).to_numpy()))
+    if s_grid != t_grid:
+        only = sorted(s_grid ^ t_grid)[0]
+        raise ResultsError("compare", dict(zip(keys, only)), "expected two result sets on the same grid (this cell is in one only)")
+    merged = s_cells[keys + ["n", f"{metric}_mean", f"{metric}_std"]].merge(
+        t_cells[keys + ["n", f"{metric}_mean", f"{metric}_std"]], on=keys, suffixes=("_S", "_T")
+    )
+    out = merged[keys].copy()
+    out["S"] = merged[f"{metric}_mean_S"]
+    out["S_std"] = merged[f"{metric}_std_S"]
+    out["T"] = merged[f"{metric}_mean_T"]
+    out["T_std"] = merged[f"{metric}_std_T"]
+    out["n_S"] = merged["n_S"]
+    out["n_T"] = merged["n_T"]
+    out["D"] = out["S"] - out["T"]
+    out["C95"] = 2 * out["T_std"]
+    out["W"] = out["D"].abs() - out["C95"]
+    out["significant"] = out["W"] >= 0
+    t_stat, p_value = [], []
+    s_groups = _samples(s_table, keys, metric)
+    t_groups = _samples(t_table, keys, metric)
+    for row in out[keys].astype(str).itertuples(index=False):
+        t_, p_ = _welch(s_groups.get(tuple(row), []), t_groups.get(tuple(row), []))
+        t_stat.append(t_)
+        p_value.append(p_)
+    out["t"] = t_stat
+    out["p"] = p_value
+    out.attrs["metric"] = metric
+    return _sort_cells(out, keys)
+
+
+def _samples(runs_table: pd.DataFrame, keys: Sequence[str], metric: str) -> dict[tuple[str, ...], list[float]]:
+    table = runs_table[runs_table["valid"].astype(bool)] if "valid" in runs_table.columns else runs_table
+    return {
+        tuple(str(k) for k in (key if isinstance(key, tuple) else (key,))): rows[metric].dropna().tolist()
+        for key, rows in table.groupby(list(keys), sort=False)
+    }
+
+
+def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Welch's unequal-variance t-test (``scipy.stats.ttest_ind(equal_var=False)``)."""
+    if len(a) < 2 or len(b) < 2 or (np.var(a) == 0 and np.var(b) == 0):
+        return float("nan"), float("nan")
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.ttest_ind(a, b, equal_var=False)
+    return float(result.statistic), float(result.pvalue)
+
+
+def compare_summary(comparison: pd.DataFrame, alpha: float = 0.05) -> dict[str, float | int]:
+    """The agreement of two result sets in a few numbers: ``mean_abs_d`` (the mean |D| over the
+    cells: 001 §4 reports 0.087 for ns-2 against the testbed), ``min_abs_d``, ``max_abs_d`` (its
+    range, 0.04–0.21 there), ``cells``, ``significant`` (cells with W ≥ 0) and ``welch_significant``
+    (cells where Welch's p < ``alpha``)."""
+    d = comparison["D"].abs()
+    return {
+        "cells": int(len(comparison)),
+        "mean_abs_d": float(d.mean()),
+        "min_abs_d": float(d.min()),
+        "max_abs_d": float(d.max()),
+        "significant": int(comparison["significant"].sum()),
+        "welch_significant": int((comparison["p"] < alpha).sum()),
+    }
+
+
+# --- cross traffic ------------------------------------------------------------------------------
+
+
+def cbr_curve(frames: Frames, axis: str | None = None, packet_bytes: int = 1000) -> pd.DataFrame:
+    """TCP throughput, drop rate and latency against the rate of UDP CBR cross traffic, as 002's
+    Figures 3–5 (x = the CBR rate in Mb/s, one curve per TCP variant).
+
+    With ``axis`` (a sweep axis holding the CBR rate, e.g. ``"flows[1].rate"`` = ``"5Mbps"``), each
+    run is one point: the TCP flows' summaries, averaged over replications. Without it, each run's
+    CBR flow steps its rate (a schedule): the intervals are grouped by the CBR flow's offered rate
+    in that interval (sent packets × ``packet_bytes`` · 8 / interval, to 0.1 Mb/s), and the TCP
+    flows' per-interval throughput, drop rate (dropped / sent) and smoothed RTT are averaged there.
+
+    Columns: ``variant``, ``cbr_mbps``, ``throughput_mbps``, ``drop_rate``, ``latency_ms`` and
+    ``n`` (points averaged); ``latency_ms`` is the one-way delay with an axis, the smoothed RTT
+    without one.
+    """
+    check_frames(frames)
+    runs, flows, intervals = frames.runs, frames.flows, frames.intervals
+    if "valid" in runs.columns:
+        runs = runs[runs["valid"].astype(bool)]
+    tcp = flows[(flows["variant"] != "cbr") & flows["run_id"].isin(runs["run_id"])]
+    if axis is not None:
+        if axis not in runs.columns:
+            raise ResultsError("--axis", axis, f"expected one of the sweep axes: {', '.join(axes(runs))}")
+        rate = runs.set_index("run_id")[axis].map(lambda v: Rate.parse(v).bps / 1e6)
+        rows = tcp.assign(cbr_mbps=tcp["run_id"].map(rate))
+        latency = "owd_mean_ms" if "owd_mean_ms" in rows.columns else None
+        rows = rows.assign(latency_ms=rows[latency] if latency else np.nan)
+        out = rows.groupby(["variant", "cbr_mbps"]).agg(
+            throughput_mbps=("throughput_mbps", "mean"), drop_rate=("drop_rate", "mean"), latency_ms=("latency_ms", "mean"), n=("run_id", "size")
+        )
+        return out.reset_index().sort_values(["variant", "cbr_mbps"]).reset_index(drop=True)
+    cbr_flows = flows[flows["variant"] == "cbr"][["run_id", "flow"]]
+    if cbr_flows.empty:
+        raise ResultsError("cbr", "no CBR flow", "expected runs with a UDP CBR flow, or an axis holding its rate")
+    iv = intervals[intervals["run_id"].isin(runs["run_id"])]
+    cbr_iv = iv.merge(cbr_flows, on=["run_id", "flow"])
+    span = {run: _interval_s(rows) for run, rows in iv.groupby("run_id")}
+    offered = cbr_iv.assign(
+        cbr_mbps=(cbr_iv["sent_pkts"] * packet_bytes * 8 / cbr_iv["run_id"].map(span) / 1e6).round(1)
+    ).groupby(["run_id", "t_s"])["cbr_mbps"].sum()
+    tcp_iv = iv.merge(tcp[["run_id", "flow", "variant"]], on=["run_id", "flow"])
+    tcp_iv = tcp_iv.join(offered, on=["run_id", "t_s"])
+    tcp_iv = tcp_iv.assign(
+        drop_rate=tcp_iv["dropped_pkts"] / tcp_iv["sent_pkts"].where(tcp_iv["sent_pkts"] > 0),
+        latency_ms=tcp_iv["srtt_ns"] / 1e6 if "srtt_ns" in tcp_iv.columns else np.nan,
+    )
+    out = tcp_iv.groupby(["variant", "cbr_mbps"]).agg(
+        throughput_mbps=("throughput_mbps", "mean"), drop_rate=("drop_rate", "mean"), latency_ms=("latency_ms", "mean"), n=("t_s", "size")
+    )
+    return out.reset_index().sort_values(["variant", "cbr_mbps"]).reset_index(drop=True)
+
+
+# --- selecting ----------------------------------------------------------------------------------
+
+
+def experiments(frames: Frames) -> list[str]:
+    """The experiments in ``frames``, in the order of their first run."""
+    return [str(e) for e in dict.fromkeys(frames.runs["experiment"].tolist())]
+
+
+def select(frames: Frames, experiment: str | None = None, backend: str | None = None) -> Frames:
+    """The frames of one experiment (and backend)."""
+    runs = frames.runs
+    if experiment is not None:
+        runs = runs[runs["experiment"] == experiment]
+    if backend is not None:
+        runs = runs[runs["backend"] == backend]
+    ids = set(runs["run_id"])
+    return Frames(
+        runs.reset_index(drop=True),
+        frames.flows[frames.flows["run_id"].isin(ids)].reset_index(drop=True),
+        frames.intervals[frames.intervals["run_id"].isin(ids)].reset_index(drop=True),
+        frames.params,
+    )
