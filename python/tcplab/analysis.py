@@ -369,8 +369,10 @@ def aggregate(runs_table: pd.DataFrame, metrics_: Sequence[str] | None = None, b
         stats = grouped[m].agg(["mean", "std", "min", "max"])
         stats.columns = [f"{m}_{s}" for s in stats.columns]
         parts.append(stats)
-    cells = pd.concat(parts, axis=1).reset_index()
-    return _sort_cells(cells, keys)
+    cells = _sort_cells(pd.concat(parts, axis=1).reset_index(), keys)
+    if "experiment" in table.columns and table["experiment"].nunique() == 1:
+        cells.attrs["experiment"] = str(table["experiment"].iloc[0])
+    return cells
 
 
 def _sort_cells(cells: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -472,8 +474,10 @@ def compare(s_table: pd.DataFrame, t_table: pd.DataFrame, metric: str = "jfi", b
         p_value.append(p_)
     out["t"] = t_stat
     out["p"] = p_value
+    out = _sort_cells(out, keys)
     out.attrs["metric"] = metric
-    return _sort_cells(out, keys)
+    out.attrs["experiment"] = s_cells.attrs.get("experiment")
+    return out
 
 
 def _samples(runs_table: pd.DataFrame, keys: Sequence[str], metric: str) -> dict[tuple[str, ...], list[float]]:
@@ -544,7 +548,9 @@ def cbr_curve(frames: Frames, axis: str | None = None, packet_bytes: int = 1000)
         out = rows.groupby(["variant", "cbr_mbps"]).agg(
             throughput_mbps=("throughput_mbps", "mean"), drop_rate=("drop_rate", "mean"), latency_ms=("latency_ms", "mean"), n=("run_id", "size")
         )
-        return out.reset_index().sort_values(["variant", "cbr_mbps"]).reset_index(drop=True)
+        out = out.reset_index().sort_values(["variant", "cbr_mbps"]).reset_index(drop=True)
+        out.attrs["latency"] = "mean one-way delay (ms)"
+        return out
     cbr_flows = flows[flows["variant"] == "cbr"][["run_id", "flow"]]
     if cbr_flows.empty:
         raise ResultsError("cbr", "no CBR flow", "expected runs with a UDP CBR flow, or an axis holding its rate")
@@ -563,7 +569,9 @@ def cbr_curve(frames: Frames, axis: str | None = None, packet_bytes: int = 1000)
     out = tcp_iv.groupby(["variant", "cbr_mbps"]).agg(
         throughput_mbps=("throughput_mbps", "mean"), drop_rate=("drop_rate", "mean"), latency_ms=("latency_ms", "mean"), n=("t_s", "size")
     )
-    return out.reset_index().sort_values(["variant", "cbr_mbps"]).reset_index(drop=True)
+    out = out.reset_index().sort_values(["variant", "cbr_mbps"]).reset_index(drop=True)
+    out.attrs["latency"] = "smoothed RTT (ms)"
+    return out
 
 
 # --- selecting ----------------------------------------------------------------------------------
