@@ -464,7 +464,9 @@ def compare(s_table: pd.DataFrame, t_table: pd.DataFrame, metric: str = "jfi", b
     out["D"] = out["S"] - out["T"]
     out["C95"] = 2 * out["T_std"]
     out["W"] = out["D"].abs() - out["C95"]
-    out["significant"] = out["W"] >= 0
+    # 000 §IV-A: significant where W is zero or more; a cell with no difference at all (D = 0,
+    # where W = 0 only because T did not vary) is not called a difference.
+    out["significant"] = (out["W"] >= 0) & (out["D"].abs() > 1e-12)
     t_stat, p_value = [], []
     s_groups = _samples(s_table, keys, metric)
     t_groups = _samples(t_table, keys, metric)

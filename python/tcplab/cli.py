@@ -5,6 +5,9 @@
     tcplab sim scenarios/reference.toml
     tcplab sim --rtt 100ms --bottleneck 100Mbps --buffer 0.2bdp \\
                --flow newreno --flow newreno@60s --duration 300s --csv out/run.csv
+    tcplab table results.duckdb --metric jfi
+    tcplab compare sim.duckdb testbed.duckdb --out figures/
+    tcplab report results.duckdb --out report.html
 
 Exit status: 0 on success, 2 for bad input (a usage error or a scenario that cannot run: one line
 naming the field, the value and what is allowed, and nothing written), 1 when the engine fails,
@@ -100,7 +103,43 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--csv", metavar="FILE", help="write the per-flow summary to FILE and the per-interval series to <stem>.intervals.csv")
     sim.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
     sim.add_argument("-q", "--quiet", action="store_true", help="print no table")
+    _add_analysis_commands(commands)
     return parser
+
+
+def _add_analysis_commands(commands: Any) -> None:
+    """``tcplab table | compare | report``: a results store in, tables, figures and HTML out."""
+    table = commands.add_parser(
+        "table",
+        help="print a metric's mean (std) across replications for each grid cell",
+        description="Print a metric across the replications of each grid cell of a results STORE: one row per value of "
+        "--rows (default: the RTT), one column per value of the other axes, cells 'mean (std)', as the papers' tables.",
+    )
+    table.add_argument("store", metavar="STORE", help="results store file")
+    table.add_argument("--metric", default="jfi", help="jfi (default), jt_mean, jt_std, total_mbps, utilisation, drop_rate, flowN_mbps")
+    table.add_argument("--rows", metavar="AXIS", help="the axis down the rows (default topology.rtt)")
+    table.add_argument("--experiment", metavar="NAME", help="one experiment of the store (default: all)")
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two result sets on the same grid (D = S − T, W = |D| − 2·Tσ, Welch's t-test)",
+        description="Compare the JFI of two results stores of the same grid: S (e.g. simulation) against T (e.g. testbed). "
+        "Prints the mean |D| over the cells and the cells where the difference is significant (W >= 0).",
+    )
+    compare.add_argument("s_store", metavar="S", help="results store S")
+    compare.add_argument("t_store", metavar="T", help="results store T (its replications give Tσ)")
+    compare.add_argument("--metric", default="jfi", help="the per-run metric compared (default jfi)")
+    compare.add_argument("--out", metavar="DIR", help="write the difference surface (difference.png, .svg) and difference.csv to DIR")
+
+    report = commands.add_parser(
+        "report",
+        help="write a self-contained interactive HTML report per experiment",
+        description="Write one HTML file per experiment of a results STORE: parameters, tables and interactive figures. "
+        "It opens offline: plotly.js is inlined.",
+    )
+    report.add_argument("store", metavar="STORE", help="results store file")
+    report.add_argument("--out", metavar="FILE.html", help="output file (default EXPERIMENT.html); with several experiments, a directory")
+    report.add_argument("--figures", metavar="DIR", help="also write the static figures (PNG and SVG) to DIR")
 
 
 def _version_text() -> str:
@@ -259,6 +298,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "sim":
             return _sim(args)
+        if args.command in ("table", "compare", "report"):
+            from . import cli_results
+
+            return cli_results.run(args)
         return 2  # pragma: no cover - argparse refuses unknown commands
     except ScenarioError as e:
         print(f"tcplab: error: {e}", file=sys.stderr)

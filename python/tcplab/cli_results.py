@@ -1,0 +1,101 @@
+"""``tcplab table | compare | report``: the commands that read results stores.
+
+Bad input (a missing store, a file that is not one, two stores on different grids, an unknown
+metric or axis) is a :class:`~tcplab.errors.ResultsError`: one line, exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from . import analysis
+from .errors import ResultsError
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "table":
+        return _table(args)
+    if args.command == "compare":
+        return _compare(args)
+    return _report(args)
+
+
+def _table(args: argparse.Namespace) -> int:
+    frames = analysis.load_frames(args.store)
+    if args.experiment is not None:
+        if args.experiment not in analysis.experiments(frames):
+            raise ResultsError("--experiment", args.experiment, f"expected one of {', '.join(analysis.experiments(frames))}")
+        frames = analysis.select(frames, args.experiment)
+    cells = analysis.aggregate(analysis.per_run(frames))
+    text = analysis.table(cells, args.metric, rows=args.rows, digits=4 if args.metric == "drop_rate" else 2)
+    n = cells["n"]
+    label = "JFI, eq. (1)" if args.metric == "jfi" else args.metric
+    print(f"{', '.join(analysis.experiments(frames))}: {label}, mean (std) over {n.min()}{'' if n.min() == n.max() else f'–{n.max()}'} replications")
+    print(text.to_string())
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    s_frames = analysis.load_frames(args.s_store)
+    t_frames = analysis.load_frames(args.t_store)
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not out.is_dir():
+        raise ResultsError("--out", args.out, "expected a directory for the figures")
+    comparison = analysis.compare(analysis.per_run(s_frames), analysis.per_run(t_frames), metric=args.metric)
+    summary = analysis.compare_summary(comparison)
+    names = (Path(args.s_store).stem, Path(args.t_store).stem)
+    print(f"S = {args.s_store}, T = {args.t_store}: {args.metric}, D = S − T over {summary['cells']} cells")
+    print(f"mean |D| {summary['mean_abs_d']:.3f}  (range {summary['min_abs_d']:.3f}–{summary['max_abs_d']:.3f})")
+    print(f"significant (W = |D| − 2·Tσ ≥ 0): {summary['significant']} of {summary['cells']} cells")
+    print(f"Welch's t-test p < 0.05: {summary['welch_significant']} of {summary['cells']} cells")
+    if out is not None:
+        from . import plots
+
+        out.mkdir(parents=True, exist_ok=True)
+        comparison.to_csv(out / "difference.csv", index=False)
+        written = []
+        if {"topology.rtt", "topology.buffer"} <= set(comparison.columns):
+            written = plots.save(plots.difference_figure(comparison, names=names), out, "difference")
+        print("wrote " + ", ".join(str(p) for p in [out / "difference.csv", *written]))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from . import report
+
+    frames = analysis.load_frames(args.store)
+    names = analysis.experiments(frames)
+    out = Path(args.out) if args.out else None
+    if out is not None and not out.parent.is_dir():
+        raise ResultsError("--out", args.out, f"expected a file in an existing directory ({out.parent} does not exist)")
+    if len(names) > 1 and out is not None and not out.is_dir():
+        raise ResultsError("--out", args.out, f"expected a directory: the store holds {len(names)} experiments ({', '.join(names)})")
+    for name in names:
+        target = out / f"{name}.html" if out is not None and out.is_dir() else out or Path(f"{name}.html")
+        report.write_report(frames, target, name)
+        print(f"wrote {target}")
+        if args.figures:
+            written = _static_figures(analysis.select(frames, name), Path(args.figures), name)
+            print(f"wrote {len(written)} figures to {args.figures}")
+    return 0
+
+
+def _static_figures(frames: analysis.Frames, directory: Path, name: str) -> list[Path]:
+    from . import plots
+
+    runs = analysis.per_run(frames)
+    cells = analysis.aggregate(runs)
+    written: list[Path] = []
+    axes = set(cells.columns)
+    if {"topology.rtt", "topology.buffer"} <= axes and cells["topology.rtt"].nunique() > 1 and cells["topology.buffer"].nunique() > 1:
+        written += plots.save(plots.jfi_surface_figure(cells), directory, f"{name}-jfi-surface")
+        written += plots.save(plots.jfi_heatmap_figure(cells), directory, f"{name}-jfi-heatmap")
+    if "topology.rtt" in axes:
+        written += plots.save(plots.jfi_vs_rtt_figure(cells), directory, f"{name}-jfi-vs-rtt")
+    first = runs["run_id"].iloc[0]
+    written += plots.save(plots.throughput_figure(frames, first), directory, f"{name}-throughput")
+    written += plots.save(plots.jt_figure(frames, [first]), directory, f"{name}-jt")
+    return written
