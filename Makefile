@@ -1,7 +1,7 @@
 # tcplab: `make` installs everything and runs the reference experiment; `make test` runs every test.
 
 PYTHON ?= python3
-DEBIAN_PACKAGES := ns2 hyperfine time
+DEBIAN_PACKAGES := ns2 hyperfine time chromium
 SCENARIO ?= scenarios/reference.toml
 
 .PHONY: all install deps python main test test-rust test-python bench clean
@@ -10,7 +10,8 @@ all: install main
 
 install: deps python
 
-# Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine and GNU time (measuring).
+# Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine and GNU time (measuring),
+# chromium (headless: the report's test opens the HTML offline).
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

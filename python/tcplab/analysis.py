@@ -592,8 +592,9 @@ def select(frames: Frames, experiment: str | None = None, backend: str | None = 
     if backend is not None:
         runs = runs[runs["backend"] == backend]
     ids = set(runs["run_id"])
+    unused = [c for c in runs.columns if c not in RUN_COLUMNS and runs[c].isna().all()]  # another experiment's axes
     return Frames(
-        runs.reset_index(drop=True),
+        runs.drop(columns=unused).reset_index(drop=True),
         frames.flows[frames.flows["run_id"].isin(ids)].reset_index(drop=True),
         frames.intervals[frames.intervals["run_id"].isin(ids)].reset_index(drop=True),
         frames.params,

@@ -349,16 +349,18 @@ def _go():
 
 
 def _layout(fig: Any, title: str, x: str, y: str, **extra: Any) -> Any:
-    fig.update_layout(
-        title=title,
-        xaxis_title=x,
-        yaxis_title=y,
-        template="simple_white",
-        font={"family": "sans-serif"},
-        legend={"title": None},
-        margin={"l": 60, "r": 20, "t": 60, "b": 50},
-        **extra,
-    )
+    settings: dict[str, Any] = {
+        "title": title,
+        "xaxis_title": x,
+        "yaxis_title": y,
+        "template": "simple_white",
+        "font": {"family": "sans-serif"},
+        "legend": {"title": None},
+        "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
+    }
+    for key, value in extra.items():
+        settings[key] = {**settings[key], **value} if isinstance(settings.get(key), dict) else value
+    fig.update_layout(**settings)
     return fig
 
 
