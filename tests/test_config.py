@@ -37,7 +37,7 @@ LINUX_TCP = {
 
 def test_reference_scenario_lowers_to_the_engine_spec(reference_data: dict) -> None:
     spec = Scenario.model_validate(reference_data).to_engine_spec()
-    newreno = {"kind": "tcp", "cc": "reno", "recovery": "newreno", "prr": False, "sack": False, "stop_ns": None, **LINUX_TCP}
+    newreno = {"kind": "tcp", "cc": "reno", "cc_profile": "linux", "cc_params": {}, "recovery": "newreno", "prr": False, "sack": False, "stop_ns": None, **LINUX_TCP}
     assert spec == {
         "seed": 1,
         "duration_ns": 300 * S,

@@ -8,6 +8,8 @@
     tcplab table results.duckdb --metric jfi
     tcplab compare sim.duckdb testbed.duckdb --out figures/
     tcplab report results.duckdb --out report.html
+    tcplab variants            # every variant name, what it is, its reference
+    tcplab variants cubic      # one variant's parameters and Linux source file
 
 Exit status: 0 on success, 2 for bad input (a usage error or a scenario that cannot run: one line
 naming the field, the value and what is allowed, and nothing written), 1 when the engine fails,
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import variants
 from .config import Scenario, read_toml, set_path
 from .engine import engine_version, simulate
 from .errors import MISSING, EngineError, ScenarioError, TcplabError
@@ -104,6 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
     sim.add_argument("-q", "--quiet", action="store_true", help="print no table")
     _add_analysis_commands(commands)
+
+    listing = commands.add_parser(
+        "variants",
+        help="list the TCP variants, or one variant's parameters",
+        description=(
+            "Without NAME: every variant name with a one-line description and its reference. With NAME "
+            "(a name or an alias): its congestion control's parameters (default, range, help) and Linux source file."
+        ),
+    )
+    listing.add_argument("name", nargs="?", metavar="NAME", help="a variant or congestion-control name, e.g. reno or ctcp")
     return parser
 
 
@@ -264,6 +277,53 @@ def _sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _variants(args: argparse.Namespace) -> int:
+    if args.name is None:
+        _print_variants()
+        return 0
+    _print_variant(args.name)
+    return 0
+
+
+def _print_variants() -> None:
+    rows = [(v.name, v.about, v.reference) for v in variants.CLASSIC.values()]
+    width = max(len(name) for name in [*variants.CLASSIC, *variants.ENGINE])
+    print("Classic variants (ns-2's loss recoveries with Reno congestion control, SACK off except 'sack'):")
+    for name, about, reference in rows:
+        print(f"  {name:<{width}}  {about} [{reference}]")
+    print("Congestion controls (Linux-like: SACK recovery with PRR; 'tcplab variants NAME' lists parameters):")
+    for a in variants.ENGINE.values():
+        aliases = f" (also {', '.join(a['aliases'])})" if a["aliases"] else ""
+        print(f"  {a['name']:<{width}}  {a['about']}{aliases} [{a['reference']}]")
+
+
+def _print_variant(name: str) -> None:
+    key = variants.normalise(name)
+    if key in variants.CLASSIC:
+        v = variants.CLASSIC[key]
+        print(f"{v.name}: {v.about} [{v.reference}]")
+        print(f"  loss recovery {v.recovery}, SACK {'on' if v.sack else 'off'}, PRR {'on' if v.prr else 'off'}")
+        entry = variants.ENGINE[v.cc]
+    else:
+        try:
+            entry = variants.algorithm(name)
+        except KeyError:
+            allowed = ", ".join(dict.fromkeys([*variants.CLASSIC, *variants.ENGINE]))
+            raise ScenarioError("variant", name, f"expected a TCP variant or congestion control: one of {allowed}") from None
+        aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
+        print(f"{entry['name']}{aliases}: {entry['about']} [{entry['reference']}]")
+        print("  loss recovery sack, SACK on, PRR on")
+    print(f"  congestion control {entry['name']}; Linux: {entry['linux']}")
+    params = entry["params"]
+    if not params:
+        print("  parameters: none")
+        return
+    print(f"  parameters ([cc.{entry['name']}] in a scenario, or a flow's cc_params):")
+    width = max(len(p["name"]) for p in params)
+    for p in params:
+        print(f"    {p['name']:<{width}}  {p['default']:<8g} {p['min']:g} to {p['max']:g}  {p['help']}")
+
+
 def _attach_negative_values(argv: Sequence[str]) -> list[str]:
     """``--rtt -5ms`` → ``--rtt=-5ms``, so that argparse takes ``-5ms`` as the value (and the
     scenario check can say what is wrong with it) rather than as an unknown option."""
@@ -302,6 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import cli_results
 
             return cli_results.run(args)
+        if args.command == "variants":
+            return _variants(args)
         return 2  # pragma: no cover - argparse refuses unknown commands
     except ScenarioError as e:
         print(f"tcplab: error: {e}", file=sys.stderr)

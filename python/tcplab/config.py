@@ -33,6 +33,7 @@ from pydantic import (
     WithJsonSchema,
     create_model,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -47,6 +48,7 @@ __all__ = [
     "Graph",
     "Link",
     "TcpSettings",
+    "CcSettings",
     "TcpFlow",
     "CbrFlow",
     "CbrSteps",
@@ -274,6 +276,84 @@ Topology = Annotated[
 ]
 
 
+# --- congestion-control parameters ----------------------------------------------------------
+
+
+def _cc_profiles() -> list[str]:
+    from . import _core
+
+    return list(_core.cc_profiles())
+
+
+def _param_value(value: Any) -> float | None:
+    """A parameter value as the engine takes it (a float; true/false as 1/0), or None."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def check_cc_params(algorithm: str, given: Mapping[str, Any], at: str) -> None:
+    """Check ``given`` (parameter name → value) against ``algorithm``'s parameters in the engine's
+    registry, the way the engine does; ``at`` is the user's path of the table (``cc.cubic``)."""
+    params = {p["name"]: p for p in variants.ENGINE.get(algorithm, {}).get("params", [])}
+    for name, value in given.items():
+        p = params.get(name)
+        if p is None:
+            allowed = f"one of {', '.join(params)}" if params else f"no parameters ({algorithm} has none)"
+            raise _invalid(f"expected a parameter of {algorithm}: {allowed}", at=f"{at}.{name}", value=value)
+        v = _param_value(value)
+        if v is None or not p["min"] <= v <= p["max"]:
+            number = "a number " if v is None else ""
+            raise _invalid(f"expected {number}{p['min']:g} to {p['max']:g} ({p['help']})", at=f"{at}.{name}", value=value)
+
+
+class CcSettings(_Model):
+    """The ``[cc]`` table: the parameter profile and, per congestion control, parameter values
+    for every flow that runs it (``[cc.cubic] beta = 0.8``)."""
+
+    profile: str = Field("linux", description="parameter profile: 'linux' (today's defaults) or an older kernel's, e.g. 'linux-2.6.22'")
+    params: dict[str, dict[str, Any]] = Field(default_factory=dict, description="congestion control → {parameter: value}")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        # Every key but ``profile`` is a congestion control's table, named by its name or an alias.
+        if not isinstance(data, dict):
+            return data
+        out: dict[str, Any] = {k: v for k, v in data.items() if k in ("profile", "params")}
+        tables = {k: v for k, v in data.items() if k not in ("profile", "params")}
+        if not tables:
+            return out
+        params: dict[str, dict[str, Any]] = {}
+        for key, table in tables.items():
+            try:
+                name = variants.algorithm(key)["name"]
+            except KeyError:
+                raise _invalid(f"expected 'profile' or a congestion control: one of {', '.join(variants.ENGINE)}", at=str(key), value=table) from None
+            if not isinstance(table, dict):
+                raise _invalid(f"expected a table of {name}'s parameters like [cc.{name}]", at=str(key), value=table)
+            check_cc_params(name, table, str(key))  # errors name the table as the user wrote it
+            params.setdefault(name, {}).update(table)
+        out["params"] = {**out.get("params", {}), **params}
+        return out
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: Callable[[Any], Any]) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            data.update(data.pop("params", None) or {})
+        return data
+
+    def _check(self) -> None:
+        profiles = _cc_profiles()
+        if self.profile not in profiles:
+            raise _invalid(f"expected one of {', '.join(profiles)}", at="profile", value=self.profile)
+        for name, table in self.params.items():
+            check_cc_params(name, table, name)  # tables given as `params` directly
+
+
 # --- flows -------------------------------------------------------------------------------------
 
 
@@ -334,6 +414,7 @@ class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
     kind: Literal["tcp"] = "tcp"
     variant: str = Field(description="TCP variant: " + ", ".join(variants.names()))
     drop_segments: list[_integer(0)] = Field(default_factory=list, description="drop the first transmission of these segments (0-based)")  # type: ignore[valid-type]
+    cc_params: dict[str, Any] = Field(default_factory=dict, description="this flow's congestion-control parameters, over [cc.<name>]")
 
     @field_validator("variant", mode="before")
     @classmethod
@@ -430,6 +511,7 @@ class Scenario(_Model):
     host_jitter: NonNegativeTime = Field(Time(0), description="per-packet host processing delay, uniform in [0, jitter)")
     topology: Topology = Field(description="dumbbell or graph")
     tcp: TcpSettings = Field(default_factory=TcpSettings, description="defaults for every TCP flow")
+    cc: CcSettings = Field(default_factory=CcSettings, description="congestion-control profile and parameters")
     flows: list[Flow] = Field(min_length=1, description="the flows, in order (flow1, flow2, …)")
 
     def _check(self) -> None:
@@ -462,6 +544,8 @@ class Scenario(_Model):
             self._check_endpoints(at, flow)
             if isinstance(flow, TcpFlow) and variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
                 raise _invalid(f"expected true: variant '{flow.variant}' recovers with SACK blocks", at=f"{at}.sack", value=False)
+            if isinstance(flow, TcpFlow):
+                check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
 
     def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow) -> None:
         if isinstance(self.topology, Dumbbell):
@@ -513,6 +597,12 @@ class Scenario(_Model):
         """The ``[tcp]`` settings with ``flow``'s own overrides applied."""
         update = {key: getattr(flow, key) for key in TcpSettings.model_fields if getattr(flow, key) is not None}
         return self.tcp.model_copy(update=update)
+
+    def cc_params(self, flow: TcpFlow) -> dict[str, float]:
+        """``flow``'s congestion-control parameters: ``[cc.<its algorithm>]`` with the flow's
+        ``cc_params`` over it (values as floats, true/false as 1/0)."""
+        given = {**self.cc.params.get(variants.resolve(flow.variant).cc, {}), **flow.cc_params}
+        return {name: float(_param_value(value) or 0.0) for name, value in given.items()}
 
     # --- changing and lowering ---
 
@@ -596,6 +686,8 @@ class Scenario(_Model):
             "kind": "tcp",
             **common,
             "cc": variant.cc,
+            "cc_profile": self.cc.profile,
+            "cc_params": self.cc_params(flow),
             "recovery": variant.recovery,
             "prr": variant.prr if tcp.prr is None else tcp.prr,
             "mss_bytes": tcp.mss_bytes,

@@ -7,9 +7,10 @@ A variant is a loss recovery plus a congestion control (the engine keeps them ap
   congestion control (RFC 5681) with Tahoe (slow start after every loss), Reno fast recovery
   (RFC 5681 §3.2), NewReno partial-ACK recovery (RFC 6582) or SACK scoreboard recovery (RFC 6675).
   The first three run with SACK off, so their recovery is the classic one.
-* Any other name is a congestion control the engine implements (listed in :data:`LINUX_CC`) and
-  runs the way Linux runs it: SACK recovery (RFC 6675) with Proportional Rate Reduction
-  (RFC 6937). Adding ``cubic`` once the engine has it is one entry in :data:`LINUX_CC`.
+* Any other name is a congestion control the engine implements (listed in :data:`LINUX_CC`, read
+  from the engine's registry ``tcplab._core.congestion_controls()``) and runs the way Linux runs
+  it: SACK recovery (RFC 6675) with Proportional Rate Reduction (RFC 6937). An algorithm's aliases
+  (``ctcp`` for ``compound``) name it too.
 
 Names are read the way people type them: case, ``-``/``_``/spaces and a leading ``tcp`` are ignored
 (``"TCP NewReno"``, ``"new-reno"`` → ``newreno``).
@@ -19,9 +20,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["Variant", "CLASSIC", "LINUX_CC", "resolve", "names", "normalise"]
+__all__ = ["Variant", "CLASSIC", "ENGINE", "LINUX_CC", "resolve", "algorithm", "names", "normalise"]
 
 Recovery = Literal["tahoe", "reno", "newreno", "sack"]
 
@@ -36,28 +37,35 @@ class Variant:
     prr: bool
     sack: bool
     about: str
+    reference: str = ""
 
 
 #: The classic loss-recovery variants, all with Reno congestion control.
 CLASSIC: dict[str, Variant] = {
     v.name: v
     for v in (
-        Variant("tahoe", "reno", "tahoe", prr=False, sack=False, about="Reno CC; slow start after every loss (Jacobson 1988)"),
-        Variant("reno", "reno", "reno", prr=False, sack=False, about="Reno CC; fast retransmit and fast recovery (RFC 5681)"),
-        Variant("newreno", "reno", "newreno", prr=False, sack=False, about="Reno CC; NewReno partial-ACK recovery (RFC 6582)"),
-        Variant("sack", "reno", "sack", prr=False, sack=True, about="Reno CC; SACK scoreboard recovery (RFC 6675)"),
+        Variant("tahoe", "reno", "tahoe", prr=False, sack=False, about="Reno CC; slow start after every loss", reference="Jacobson 1988"),
+        Variant("reno", "reno", "reno", prr=False, sack=False, about="Reno CC; fast retransmit and fast recovery", reference="RFC 5681"),
+        Variant("newreno", "reno", "newreno", prr=False, sack=False, about="Reno CC; NewReno partial-ACK recovery", reference="RFC 6582"),
+        Variant("sack", "reno", "sack", prr=False, sack=True, about="Reno CC; SACK scoreboard recovery", reference="RFC 6675"),
     )
 }
 
-def _engine_algorithms() -> dict[str, str]:
+
+def _engine_registry() -> dict[str, dict[str, Any]]:
     from . import _core
 
-    return {a["name"]: a["about"] for a in _core.congestion_controls() if a["name"] not in CLASSIC}
+    return {a["name"]: a for a in _core.congestion_controls()}
 
+
+#: Every congestion control of the engine, name → its registry entry: ``name``, ``aliases``,
+#: ``about``, ``reference``, ``linux`` and ``params`` (each ``name``, ``default``, ``min``,
+#: ``max``, ``help``), in the engine's order.
+ENGINE: dict[str, dict[str, Any]] = _engine_registry()
 
 #: Congestion controls the engine implements beyond Reno, each run Linux-like (SACK + PRR):
-#: the engine's registry (``tcplab._core.congestion_controls()``), name → one-line description.
-LINUX_CC: dict[str, str] = _engine_algorithms()
+#: name → one-line description.
+LINUX_CC: dict[str, str] = {name: a["about"] for name, a in ENGINE.items() if name not in CLASSIC}
 
 
 def normalise(name: str) -> str:
@@ -73,11 +81,24 @@ def names() -> list[str]:
     return [*CLASSIC, *LINUX_CC]
 
 
+def algorithm(name: str) -> dict[str, Any]:
+    """The engine's registry entry for a congestion control named by its name or an alias
+    (``"CTCP"`` → compound's); ``KeyError`` if there is none."""
+    key = normalise(name)
+    for entry in ENGINE.values():
+        if key == entry["name"] or key in (normalise(a) for a in entry["aliases"]):
+            return entry
+    raise KeyError(name)
+
+
 def resolve(name: str) -> Variant:
     """The :class:`Variant` for a user's name; ``KeyError`` if there is none."""
     key = normalise(name)
     if key in CLASSIC:
         return CLASSIC[key]
-    if key in LINUX_CC:
-        return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key])
-    raise KeyError(name)
+    if key not in LINUX_CC:
+        key = algorithm(name)["name"]  # an alias
+        if key not in LINUX_CC:
+            raise KeyError(name)
+    reference = ENGINE[key]["reference"] if key in ENGINE else ""
+    return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key], reference=reference)

@@ -8,10 +8,12 @@
 //!
 //! Dispatch is an enum ([`Cc`]) so the per-ACK path has no dynamic dispatch.
 
+mod compound;
 pub mod helpers;
 pub mod params;
 mod reno;
 
+pub use compound::Compound;
 pub use params::{Param, ParamValues};
 pub use reno::Reno;
 
@@ -42,15 +44,26 @@ pub struct Algorithm {
 }
 
 /// Every congestion control, in the order `tcplab variants` lists them.
-pub const ALGORITHMS: &[Algorithm] = &[Algorithm {
-    name: "reno",
-    aliases: &["newreno"],
-    about: "Slow start, +1 segment per RTT, halve on loss",
-    reference: "RFC 5681",
-    linux: "net/ipv4/tcp_cong.c (tcp_reno_*)",
-    params: &[],
-    build: |_| Cc::Reno(Reno),
-}];
+pub const ALGORITHMS: &[Algorithm] = &[
+    Algorithm {
+        name: "reno",
+        aliases: &["newreno"],
+        about: "Slow start, +1 segment per RTT, halve on loss",
+        reference: "RFC 5681",
+        linux: "net/ipv4/tcp_cong.c (tcp_reno_*)",
+        params: &[],
+        build: |_| Cc::Reno(Reno),
+    },
+    Algorithm {
+        name: "compound",
+        aliases: &["ctcp"],
+        about: "Reno window plus a delay-based window that grows as win^0.75 while the queue is short",
+        reference: "Tan, Song, Zhang, Sridharan, INFOCOM 2006; CTCP-TUBE gamma tuning",
+        linux: "none (Windows; Caltech's Linux patch tcp_compound.c)",
+        params: compound::PARAMS,
+        build: |p| Cc::Compound(Compound::new(p)),
+    },
+];
 
 /// Parameter profiles: older kernels' defaults, so the papers' configuration can be reproduced.
 /// Each entry: (profile, algorithm, parameter, value).
@@ -191,6 +204,7 @@ pub trait CongestionOps {
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(Reno),
+    Compound(Compound),
 }
 
 impl Cc {
@@ -214,6 +228,7 @@ macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             Cc::Reno($c) => $e,
+            Cc::Compound($c) => $e,
         }
     };
 }
