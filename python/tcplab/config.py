@@ -31,6 +31,7 @@ from pydantic import (
     Tag,
     ValidationError,
     WithJsonSchema,
+    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
@@ -337,13 +338,18 @@ class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
 
     @field_validator("variant", mode="before")
     @classmethod
-    def _known_variant(cls, value: Any) -> str:
+    def _known_variant(cls, value: Any, info: ValidationInfo) -> str:
+        # A backend may accept more (the testbed: any congestion control the kernel offers),
+        # passed as the validation context {"variants": [...]}.
+        extra = [variants.normalise(v) for v in (info.context or {}).get("variants", ())]
         try:
             if not isinstance(value, str):
                 raise KeyError(value)
+            if variants.normalise(value) in extra and variants.normalise(value) not in variants.names():
+                return variants.normalise(value)
             return variants.resolve(value).name
         except KeyError:
-            raise _invalid(f"expected a TCP variant: one of {', '.join(variants.names())}") from None
+            raise _invalid(f"expected a TCP variant: one of {', '.join(dict.fromkeys([*variants.names(), *extra]))}") from None
 
 
 class CbrSteps(_Model):
