@@ -466,7 +466,7 @@ class Scenario(_Model):
             if flow.stop is not None and flow.stop <= flow.start:
                 raise _invalid(f"expected a stop after the flow's start ({flow.start})", at=f"{at}.stop", value=str(flow.stop))
             self._check_endpoints(at, flow)
-            if isinstance(flow, TcpFlow) and variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
+            if isinstance(flow, TcpFlow) and flow.variant in variants.names() and variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
                 raise _invalid(f"expected true: variant '{flow.variant}' recovers with SACK blocks", at=f"{at}.sack", value=False)
 
     def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow) -> None:
