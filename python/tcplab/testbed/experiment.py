@@ -432,11 +432,11 @@ def run(scenario: Scenario | str | os.PathLike[str], seed: int | None = None, pr
     with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile) as bed:
         rtts = _ping(5)
         stack = tools.sysctl_get(topology.sender_ns(1), list(_RECORDED))
-        flows = _run_flows(scenario, starts_ns, bed.workdir)
         assert bed.router is not None
+        flows, snapshots = _run_flows(scenario, starts_ns, bed.workdir, bed.router)
         report = bed.router.stop()
     calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {})
-    return _result(scenario, flows, report, calibration, stack, profile, queue, starts_ns, duration_ns)
+    return _result(scenario, flows, snapshots, report, calibration, stack, profile, queue, starts_ns, duration_ns)
 
 
 def load(path: str | os.PathLike[str]) -> Scenario:
@@ -448,6 +448,35 @@ def load(path: str | os.PathLike[str]) -> Scenario:
     return Scenario.model_validate(data, context={"variants": sorted(available_cc())})
 
 
+class _Sampler(threading.Thread):
+    """Asks the router for its report (SIGUSR1) at every interval end and keeps each sender's
+    cumulative packet and drop counts: the per-interval ``sent_pkts``/``dropped_pkts``."""
+
+    def __init__(self, router: _Router, t0_ns: int, interval_ns: int, count: int) -> None:
+        super().__init__(daemon=True)
+        self.router, self.t0_ns, self.interval_ns, self.count = router, t0_ns, interval_ns, count
+        self.snapshots: dict[int, dict[str, tuple[int, int]]] = {}
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        path = self.router.report_path
+        for k in range(1, self.count):
+            if self.halt.wait(max(0.0, (self.t0_ns + k * self.interval_ns - time.monotonic_ns()) / 1e9)):
+                return
+            path.unlink(missing_ok=True)
+            self.router.proc.send_signal(signal.SIGUSR1)
+            deadline = time.monotonic() + 0.5
+            while not path.exists() and time.monotonic() < deadline and not self.halt.is_set():
+                time.sleep(0.005)
+            with contextlib.suppress(OSError, ValueError, KeyError, IndexError):
+                fwd = json.loads(path.read_text())["directions"][0]
+                self.snapshots[k] = {s["addr"]: (s["pkts"], s["dropped"]) for s in fwd["sources"]}
+
+    def stop(self) -> None:
+        self.halt.set()
+        self.join(timeout=2)
+
+
 @dataclass
 class _FlowRun:
     start_ns: int
@@ -455,8 +484,9 @@ class _FlowRun:
     server: dict[str, Any]
 
 
-def _run_flows(scenario: Scenario, starts_ns: list[int], workdir: Path) -> list[_FlowRun]:
+def _run_flows(scenario: Scenario, starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]]]:
     duration_ns = scenario.duration.ns
+    sampler: _Sampler | None = None
     servers: list[subprocess.Popen[bytes]] = []
     clients: list[subprocess.Popen[bytes] | None] = [None] * len(scenario.flows)
     files = []
@@ -471,6 +501,8 @@ def _run_flows(scenario: Scenario, starts_ns: list[int], workdir: Path) -> list[
             _wait_listening(topology.receiver_ns(i + 1), 5201 + i)
         order = sorted(range(len(scenario.flows)), key=lambda i: starts_ns[i])
         t0 = time.monotonic_ns()
+        sampler = _Sampler(router, t0, scenario.interval.ns, len(_bins(duration_ns, scenario.interval.ns)))
+        sampler.start()
         actual = list(starts_ns)
         for i in order:
             flow = scenario.flows[i]
@@ -494,8 +526,11 @@ def _run_flows(scenario: Scenario, starts_ns: list[int], workdir: Path) -> list[
             client = tools.read_json(c_out, f"iperf3 client of flow {i + 1}", c_err)
             server = tools.read_json(s_out, f"iperf3 server of flow {i + 1}", s_err)
             runs.append(_FlowRun(actual[i], client, server))
-        return runs
+        sampler.stop()
+        return runs, sampler.snapshots
     finally:
+        if sampler is not None:
+            sampler.stop()
         for proc in [*clients, *servers]:
             if proc is not None and proc.poll() is None:
                 proc.kill()
@@ -534,6 +569,7 @@ def _sample(ends: np.ndarray, spans: list[tuple[float, float, float]]) -> np.nda
 def _result(
     scenario: Scenario,
     runs: list[_FlowRun],
+    snapshots: dict[int, dict[str, tuple[int, int]]],
     report: dict[str, Any],
     calibration: Calibration,
     stack: dict[str, str],
@@ -563,9 +599,17 @@ def _result(
         rows["cwnd_bytes"].extend(_sample(ends, cwnd).tolist())
         rows["srtt_ns"].extend(_sample(ends, rtt).tolist())
         rows["retrans_pkts"].extend(np.round(_spread(ends, rtx)).tolist())
-        for column in ("ssthresh_bytes", "in_flight_bytes", "sent_pkts", "dropped_pkts"):
+        for column in ("ssthresh_bytes", "in_flight_bytes"):
             rows[column].extend([np.nan] * len(ends))
         source = by_source.get(topology.sender_addr(i + 1), {})
+        # Cumulative counts at each interval end (the last from the final report), differenced.
+        addr = topology.sender_addr(i + 1)
+        cumulative = {k: snap.get(addr, (0, 0)) for k, snap in snapshots.items()}
+        cumulative[len(ends)] = (source.get("pkts", 0), source.get("dropped", 0))
+        for column, j in (("sent_pkts", 0), ("dropped_pkts", 1)):
+            at = np.array([np.nan, *(cumulative[k][j] if k in cumulative else np.nan for k in range(1, len(ends) + 1))], dtype=float)
+            at[0] = 0.0
+            rows[column].extend(np.diff(at).tolist())
         sent_pkts.append(float(source.get("pkts", np.nan)))
         sent_bytes.append(float(source.get("bytes", np.nan)))
         dropped.append(float(source.get("dropped", np.nan)))
