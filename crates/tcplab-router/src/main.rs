@@ -186,6 +186,9 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Err(e) = sys::lock_memory() {
+        eprintln!("tcplab-router: mlockall not permitted ({e}); pages may fault on the packet path");
+    }
     let mut tuns = Vec::new();
     for name in [&args.fwd, &args.rev] {
         match Tun::open(name) {

@@ -140,8 +140,13 @@ impl Pipe {
         assert!(cfg.rate_bps > 0, "rate must be positive");
         assert!(cfg.slots > 0 && cfg.slots <= u32::MAX as usize, "slots out of range");
         let slots = cfg.slots;
+        let mut slab = vec![0u8; slots * SLOT_BYTES];
+        // Touch every page now, so that no page fault lands on the packet path.
+        for byte in slab.iter_mut().step_by(4096) {
+            *byte = 1;
+        }
         Pipe {
-            slab: vec![0; slots * SLOT_BYTES],
+            slab,
             lens: vec![0; slots],
             // Popped from the end: slot 0 first.
             free: (0..slots as u32).rev().collect(),

@@ -175,3 +175,11 @@ pub fn set_fifo(priority: i32) -> io::Result<()> {
     check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
     Ok(())
 }
+
+/// Lock the process's memory (current and future) so that no page of the slab or the stacks is
+/// swapped out or faulted in while packets wait; `Err` when not permitted.
+pub fn lock_memory() -> io::Result<()> {
+    // SAFETY: plain syscall with flag arguments.
+    check(unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) })?;
+    Ok(())
+}

@@ -102,12 +102,17 @@ def router_binary() -> str:
 def _lock() -> Iterator[None]:
     LOCK_PATH.parent.mkdir(parents=True, exist_ok=True)
     with open(LOCK_PATH, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip() or "?"
-            raise TcplabError(f"another testbed run is active (pid {holder}); wait for it or stop it and run 'tcplab testbed clean'") from None
+        deadline = time.monotonic() + 10  # a killed run's clean-up may still hold it briefly
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    f.seek(0)
+                    holder = f.read().strip() or "?"
+                    raise TcplabError(f"another testbed run is active (pid {holder}); wait for it or stop it and run 'tcplab testbed clean'") from None
+                time.sleep(0.1)
         f.seek(0)
         f.truncate()
         f.write(str(os.getpid()))
@@ -584,7 +589,7 @@ def _result(
     by_source = {s["addr"]: s for s in fwd["sources"]}
     nan = np.full(n, np.nan)
 
-    rows: dict[str, list[Any]] = {k: [] for k in ("flow", "t_ns", "goodput_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "in_flight_bytes", "retrans_pkts", "sent_pkts", "dropped_pkts")}
+    rows: dict[str, list[Any]] = {k: [] for k in ("flow", "t_ns", "goodput_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "retrans_pkts", "sent_pkts", "dropped_pkts", "in_flight_bytes")}
     sent_pkts, sent_bytes, dropped, goodput, retrans = [], [], [], [], []
     for i, r in enumerate(runs):
         # The receiver's per-second reports, placed at the client's launch time.
