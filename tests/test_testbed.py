@@ -19,6 +19,7 @@ import pytest
 import tcplab
 import tcplab.testbed as testbed
 from tcplab.testbed.experiment import Calibration
+from tcplab.testbed.tools import PingStats
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "scenarios" / "testbed-quick.toml"
@@ -70,11 +71,11 @@ def test_calibration_meets_the_papers_tolerances() -> None:
 
 
 def test_calibration_judges_both_tolerances() -> None:
-    good = Calibration(50.0, [50.4, 50.6], 100_000_000, 99_000_000)
+    good = Calibration(50.0, PingStats(2, 50.4, 50.5, 50.6), 100_000_000, 99_000_000)
     assert good.ok and good.problems() == []
-    slow = Calibration(50.0, [51.2, 51.0], 100_000_000, 99_000_000)
+    slow = Calibration(50.0, PingStats(2, 51.0, 51.1, 51.2), 100_000_000, 99_000_000)
     assert not slow.ok and "ping RTT 51.100 ms" in slow.problems()[0]
-    unlimited = Calibration(50.0, [50.0], 100_000_000, 103_000_000)
+    unlimited = Calibration(50.0, PingStats(1, 50.0, 50.0, 50.0), 100_000_000, 103_000_000)
     assert not unlimited.ok and "UDP rate 103.000 Mb/s" in unlimited.problems()[0]
 
 

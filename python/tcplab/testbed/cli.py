@@ -41,7 +41,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     d = cal.as_dict()
     rtt_mark = "ok" if cal.rtt_ok else "OFF"
     rate_mark = "ok" if cal.rate_ok else "OFF"
-    print(f"ping RTT  {d['rtt_mean_ms']:.3f} ms (min {d['rtt_min_ms']:.3f}, max {d['rtt_max_ms']:.3f}; {len(cal.rtt_ms)} pings)  setting {d['rtt_setting_ms']:g} ms  "
+    print(f"ping RTT  {d['rtt_mean_ms']:.3f} ms (min {d['rtt_min_ms']:.3f}, max {d['rtt_max_ms']:.3f}; {d['pings']} pings)  setting {d['rtt_setting_ms']:g} ms  "
           f"error {d['rtt_mean_ms'] - d['rtt_setting_ms']:+.3f} ms (limit ±{experiment.RTT_TOLERANCE_MS:g} ms)  {rtt_mark}")  # fmt: skip
     print(f"UDP rate  {d['udp_rate_bps'] / 1e6:.3f} Mb/s (IP bytes, offered 1.05x, {d['udp_lost']} lost)  bottleneck {rate.bps / 1e6:g} Mb/s  "
           f"error {cal.rate_error:+.2%} (limit ±{experiment.RATE_TOLERANCE:.0%})  {rate_mark}")  # fmt: skip
@@ -50,6 +50,10 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(f"router {direction['device']}: timer lateness p50 {late['p50_ns'] / 1e3:.1f} µs, p99 {late['p99_ns'] / 1e3:.1f} µs, "
               f"p99.9 {late['p999_ns'] / 1e3:.1f} µs, max {late['max_ns'] / 1e3:.1f} µs over {late['count']} packets; "
               f"SCHED_FIFO {'on' if direction['realtime'] else 'off'}")  # fmt: skip
+    worst = max((d["lateness"]["p999_ns"] for d in cal.router.get("directions", [])), default=0)
+    if worst > experiment.LATENESS_LIMIT_NS:
+        print(f"tcplab: warning: router lateness p99.9 {worst / 1e3:.0f} µs exceeds {experiment.LATENESS_LIMIT_NS / 1e3:.0f} µs: "
+              "runs under this load would be marked invalid (other work on the machine delays the router)", file=sys.stderr)  # fmt: skip
     if not cal.ok:
         print("tcplab: calibration FAILED: " + "; ".join(cal.problems()), file=sys.stderr)
         return 1

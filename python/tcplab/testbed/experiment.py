@@ -288,7 +288,7 @@ class Calibration:
     """The papers' validation of the testbed: ping RTT vs the setting, UDP rate vs the bottleneck."""
 
     rtt_setting_ms: float
-    rtt_ms: list[float]
+    rtt: tools.PingStats
     rate_setting_bps: int
     udp_rate_bps: float | None
     udp_lost: int | None = None
@@ -296,7 +296,7 @@ class Calibration:
 
     @property
     def rtt_mean_ms(self) -> float:
-        return float(np.mean(self.rtt_ms))
+        return self.rtt.mean_ms
 
     @property
     def rtt_ok(self) -> bool:
@@ -326,8 +326,9 @@ class Calibration:
         return {
             "rtt_setting_ms": self.rtt_setting_ms,
             "rtt_mean_ms": self.rtt_mean_ms,
-            "rtt_min_ms": min(self.rtt_ms),
-            "rtt_max_ms": max(self.rtt_ms),
+            "rtt_min_ms": self.rtt.min_ms,
+            "rtt_max_ms": self.rtt.max_ms,
+            "pings": self.rtt.count,
             "rate_setting_bps": self.rate_setting_bps,
             "udp_rate_bps": self.udp_rate_bps,
             "udp_lost": self.udp_lost,
@@ -335,10 +336,10 @@ class Calibration:
         }
 
 
-def _ping(count: int = 10) -> list[float]:
+def _ping(count: int = 10) -> tools.PingStats:
     dst = topology.receiver_addr(1)
-    tools.ping_rtts_ms(topology.sender_ns(1), dst, count=1)  # warm-up: ARP on every hop
-    return tools.ping_rtts_ms(topology.sender_ns(1), dst, count=count, interval_s=0.1)
+    tools.ping(topology.sender_ns(1), dst, count=1)  # warm-up: ARP on every hop
+    return tools.ping(topology.sender_ns(1), dst, count=count, interval_s=0.1)
 
 
 def _udp_rate(rate_bps: int, duration_s: int, workdir: Path) -> tuple[float, int]:

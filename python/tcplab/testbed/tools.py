@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ __all__ = [
     "sysctl_set",
     "sysctl_get",
     "ethtool_offloads_off",
-    "ping_rtts_ms",
+    "ping",
+    "PingStats",
     "spawn",
     "parent_death_signal",
 ]
@@ -112,19 +114,28 @@ def ethtool_offloads_off(ns: str, dev: str) -> None:
     run(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"], ns=ns, what=f"offloads off on {dev}")
 
 
-def ping_rtts_ms(ns: str, dst: str, count: int = 10, interval_s: float = 0.2, size: int = 56) -> list[float]:
-    """Round-trip times in ms of ``count`` pings from ``ns`` to ``dst``."""
-    out = run(
-        ["ping", "-n", "-c", str(count), "-i", f"{interval_s:g}", "-s", str(size), "-W", "2", dst],
-        ns=ns,
-        timeout=count * interval_s + 10,
-        what="ping",
-        check=False,
-    )
-    rtts = [float(part.split("=", 1)[1]) for line in out.splitlines() for part in line.split() if part.startswith("time=")]
-    if not rtts:
-        raise ToolError(ns_cmd(ns, ["ping", dst]), 1, f"no reply from {dst}: {out.strip()[-300:]}", "ping")
-    return rtts
+@dataclass(frozen=True)
+class PingStats:
+    """Round-trip times of a ping run, in ms."""
+
+    count: int
+    min_ms: float
+    mean_ms: float
+    max_ms: float
+
+
+def ping(ns: str, dst: str, count: int = 10, interval_s: float = 0.2, size: int = 56) -> PingStats:
+    """Ping ``dst`` from ``ns`` ``count`` times. ping prints each reply's time to 3 significant
+    digits ("time=100 ms") but its summary "rtt min/avg/max/mdev = a/b/c/d ms" to the
+    microsecond: the statistics come from the summary."""
+    cmd = ["ping", "-n", "-c", str(count), "-i", f"{interval_s:g}", "-s", str(size), "-W", "2", dst]
+    out = run(cmd, ns=ns, timeout=count * interval_s + 10, what="ping", check=False)
+    replies = sum(1 for line in out.splitlines() if "time=" in line)
+    for line in out.splitlines():
+        if "min/avg/max" in line and "=" in line and replies:
+            low, mean, high = (float(x) for x in line.split("=", 1)[1].split()[0].split("/")[:3])
+            return PingStats(replies, low, mean, high)
+    raise ToolError(ns_cmd(ns, cmd), 1, f"no reply from {dst}: {out.strip()[-300:]}", "ping")
 
 
 _PR_SET_PDEATHSIG = 1
