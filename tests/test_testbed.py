@@ -163,3 +163,9 @@ def test_unsupported_scenarios_are_refused_before_anything_starts() -> None:
     with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].kind"):
         testbed.run(cbr)
     assert _netns() == []
+
+
+def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(testbed.MissingTool, match="needs root"):
+        testbed.require()
