@@ -1,7 +1,7 @@
 # tcplab: `make` installs everything and runs the reference experiment; `make test` runs every test.
 
 PYTHON ?= python3
-DEBIAN_PACKAGES := ns2 hyperfine time chromium
+DEBIAN_PACKAGES := ns2 hyperfine time chromium iperf3 iputils-ping ethtool
 SCENARIO ?= scenarios/reference.toml
 
 .PHONY: all install deps python main test test-rust test-python bench clean
@@ -10,8 +10,9 @@ all: install main
 
 install: deps python
 
-# Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine and GNU time (measuring),
-# chromium (headless: the report's test opens the HTML offline).
+# Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine and GNU time (measuring);
+# chromium (headless: the report's test opens the HTML offline); iperf3, ping and ethtool (the
+# emulated testbed, tcplab.testbed).
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -20,9 +21,11 @@ deps:
 	fi
 	@command -v cargo >/dev/null || { echo "tcplab: error: cargo (Rust >= 1.85) is required to build the engine" >&2; exit 2; }
 
-# The Python package with its Rust engine (maturin builds crates/tcplab-py in release mode).
+# The Python package with its Rust engine (maturin builds crates/tcplab-py in release mode), and
+# the testbed's router (target/release/tcplab-router, found by tcplab.testbed).
 python:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	cargo build --release --quiet -p tcplab-router
 
 main:
 	tcplab sim $(SCENARIO)
@@ -30,7 +33,7 @@ main:
 test: install test-rust test-python
 
 test-rust:
-	cargo test --release -p tcplab-sim
+	cargo test --release -p tcplab-sim -p tcplab-router
 
 test-python:
 	$(PYTHON) -m pytest -q tests

@@ -117,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     listing.add_argument("name", nargs="?", metavar="NAME", help="a variant or congestion-control name, e.g. reno or ctcp")
+    _add_testbed(commands)
     return parser
 
 
@@ -153,6 +154,29 @@ def _add_analysis_commands(commands: Any) -> None:
     report.add_argument("store", metavar="STORE", help="results store file")
     report.add_argument("--out", metavar="FILE.html", help="output file (default EXPERIMENT.html); with several experiments, a directory")
     report.add_argument("--figures", metavar="DIR", help="also write the static figures (PNG and SVG) to DIR")
+
+
+def _add_testbed(commands: Any) -> None:
+    """``tcplab testbed calibrate | run | clean``: the emulated testbed (root; iperf3, ping, ethtool)."""
+    testbed = commands.add_parser(
+        "testbed",
+        help="run scenarios on the emulated testbed (real Linux TCP through the tcplab router; needs root)",
+        description="The emulated testbed: network namespaces, iperf3 and the tcplab router (needs root, iperf3, ping, ethtool).",
+    )
+    sub = testbed.add_subparsers(dest="testbed_command", required=True, metavar="COMMAND", parser_class=_Parser)
+    cal = sub.add_parser("calibrate", help="check ping RTT (within 1 ms) and UDP throughput (within 2%%) against the settings")
+    cal.add_argument("--rtt", required=True, metavar="TIME", help="base RTT, e.g. 50ms")
+    cal.add_argument("--bottleneck", required=True, metavar="RATE", help="bottleneck rate, e.g. 100Mbps")
+    cal.add_argument("--seconds", type=int, default=5, metavar="N", help="UDP test length in seconds (default 5)")
+    cal.add_argument("--profile", default="default", help="host stack profile: default or tuned (default: default)")
+    run = sub.add_parser("run", help="run a scenario file on the testbed and print the table 'tcplab sim' prints")
+    run.add_argument("file", metavar="FILE", help="scenario TOML file (a dumbbell of TCP flows)")
+    run.add_argument("--profile", default="default", help="host stack profile: default or tuned (default: default)")
+    run.add_argument("--seed", type=int, metavar="N", help="seed (flow start jitter)")
+    run.add_argument("--csv", metavar="FILE", help="write the per-flow summary to FILE and the per-interval series to <stem>.intervals.csv")
+    run.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
+    run.add_argument("-q", "--quiet", action="store_true", help="print no table")
+    sub.add_parser("clean", help="remove what a killed testbed run left (tcplab- namespaces, their links and processes)")
 
 
 def _version_text() -> str:
@@ -258,7 +282,11 @@ def _print_table(result: Result, wall_s: float) -> None:
     console.print(f"JFI [bold]{jfi:.4f}[/]  (Jain's index of the mean throughputs)")
     console.print(f"mean J(t) {mean_jt:.4f}  (Jain's index per {scenario.interval} interval, averaged)")
     sim_s = scenario.duration.seconds
-    console.print(f"[dim]{sim_s:g} simulated seconds in {wall_s:.2f} s, seed {scenario.seed}[/]")
+    if result.meta.get("backend") == "testbed":
+        info = result.meta["backend_info"]
+        console.print(f"[dim]{sim_s:g} s on the testbed (Linux {info['kernel']}, profile {info['profile']}) in {wall_s:.2f} s, seed {scenario.seed}[/]")
+    else:
+        console.print(f"[dim]{sim_s:g} simulated seconds in {wall_s:.2f} s, seed {scenario.seed}[/]")
 
 
 def _sim(args: argparse.Namespace) -> int:
@@ -364,6 +392,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_results.run(args)
         if args.command == "variants":
             return _variants(args)
+        if args.command == "testbed":
+            from .testbed.cli import testbed_command
+
+            return testbed_command(args, _outputs, _print_table)
         return 2  # pragma: no cover - argparse refuses unknown commands
     except ScenarioError as e:
         print(f"tcplab: error: {e}", file=sys.stderr)

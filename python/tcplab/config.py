@@ -30,6 +30,7 @@ from pydantic import (
     PlainValidator,
     Tag,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     create_model,
     field_validator,
@@ -418,13 +419,18 @@ class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
 
     @field_validator("variant", mode="before")
     @classmethod
-    def _known_variant(cls, value: Any) -> str:
+    def _known_variant(cls, value: Any, info: ValidationInfo) -> str:
+        # A backend may accept more (the testbed: any congestion control the kernel offers),
+        # passed as the validation context {"variants": [...]}.
+        extra = [variants.normalise(v) for v in (info.context or {}).get("variants", ())]
         try:
             if not isinstance(value, str):
                 raise KeyError(value)
+            if variants.normalise(value) in extra and variants.normalise(value) not in variants.names():
+                return variants.normalise(value)
             return variants.resolve(value).name
         except KeyError:
-            raise _invalid(f"expected a TCP variant: one of {', '.join(variants.names())}") from None
+            raise _invalid(f"expected a TCP variant: one of {', '.join(dict.fromkeys([*variants.names(), *extra]))}") from None
 
 
 class CbrSteps(_Model):
@@ -542,10 +548,12 @@ class Scenario(_Model):
             if flow.stop is not None and flow.stop <= flow.start:
                 raise _invalid(f"expected a stop after the flow's start ({flow.start})", at=f"{at}.stop", value=str(flow.stop))
             self._check_endpoints(at, flow)
-            if isinstance(flow, TcpFlow) and variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
+            # Variants only a testbed kernel offers (validation context) have no engine entry.
+            if not isinstance(flow, TcpFlow) or flow.variant not in variants.names():
+                continue
+            if variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
                 raise _invalid(f"expected true: variant '{flow.variant}' recovers with SACK blocks", at=f"{at}.sack", value=False)
-            if isinstance(flow, TcpFlow):
-                check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
+            check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
 
     def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow) -> None:
         if isinstance(self.topology, Dumbbell):

@@ -1,0 +1,438 @@
+//! One direction of the emulated bottleneck, as pure logic on integer nanoseconds (no system
+//! call, so it is tested without root): a slab of packet buffers, the simulator's queue
+//! discipline (`tcplab_sim::net::queue::Queue`), a transmitter at the bottleneck rate, and a
+//! constant-delay line.
+//!
+//! Timing follows the simulator's link: a packet is serialised at `rate_bps` once the ones ahead
+//! of it are (`tx_time_ns`, rounded up), then propagates for `delay_ns`, so it leaves at
+//! `finish + delay`. Serialisation is computed on ideal (virtual) times, not on when the thread
+//! happened to wake: a late wake-up delays a packet's release by the lateness only, never the
+//! packets behind it, so the rate is exact. The queue sees arrivals at their read time and
+//! departures at their ideal start, in time order, so its drops are the simulator's DropTail's.
+
+use std::collections::VecDeque;
+
+use tcplab_sim::ids::{FlowId, NodeId};
+use tcplab_sim::net::packet::{Kind, Packet};
+use tcplab_sim::net::queue::{Queue, QueueDisc};
+use tcplab_sim::spec::QueueSpec;
+use tcplab_sim::time::{tx_time_ns, Nanos};
+
+use crate::hist::Histogram;
+
+/// Bytes per slab slot: an IP packet of a 1500-byte MTU (TSO/GSO/GRO are off on the testbed's
+/// links), rounded up. Longer packets are dropped and counted.
+pub const SLOT_BYTES: usize = 2048;
+
+/// The bottleneck of one direction.
+#[derive(Clone, Debug)]
+pub struct PipeConfig {
+    pub rate_bps: u64,
+    /// One-way delay added after serialisation.
+    pub delay_ns: Nanos,
+    /// Bytes added to each packet's size for the rate (e.g. 38 for Ethernet framing); 0 counts IP bytes.
+    pub overhead_bytes: u32,
+    pub queue: QueueSpec,
+    /// Packet buffers (queue + delay line); an arrival finding none free is dropped and counted.
+    pub slots: usize,
+}
+
+/// Per-source-address counters (IPv4 source of the packets the router received).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SourceStats {
+    pub addr: u32,
+    pub pkts: u64,
+    pub bytes: u64,
+    pub dropped: u64,
+}
+
+/// What a direction measured.
+#[derive(Clone, Debug)]
+pub struct Stats {
+    pub received_pkts: u64,
+    pub received_bytes: u64,
+    pub forwarded_pkts: u64,
+    /// Dropped by the queue discipline on arrival.
+    pub dropped_pkts: u64,
+    /// Dropped because no slab slot was free or the packet exceeded a slot.
+    pub overflow_pkts: u64,
+    pub write_errors: u64,
+    pub max_pkts: usize,
+    pub max_bytes: u64,
+    /// ∫ queue length (packets) dt, in packet·ns, for the time average.
+    pub area_pkt_ns: u128,
+    pub first_ns: Option<Nanos>,
+    pub last_ns: Nanos,
+    /// Release time minus deadline (ns): how late the timer let each packet out.
+    pub lateness: Histogram,
+    /// Time from arrival to the start of serialisation (ns).
+    pub sojourn: Histogram,
+    /// Per IPv4 source (few: one per host), in order of first appearance.
+    pub sources: Vec<SourceStats>,
+}
+
+impl Stats {
+    fn new() -> Stats {
+        Stats {
+            received_pkts: 0,
+            received_bytes: 0,
+            forwarded_pkts: 0,
+            dropped_pkts: 0,
+            overflow_pkts: 0,
+            write_errors: 0,
+            max_pkts: 0,
+            max_bytes: 0,
+            area_pkt_ns: 0,
+            first_ns: None,
+            last_ns: 0,
+            lateness: Histogram::new(),
+            sojourn: Histogram::new(),
+            sources: Vec::with_capacity(64),
+        }
+    }
+
+    /// Time-average queue length in packets since the first arrival.
+    pub fn mean_pkts(&self) -> f64 {
+        match self.first_ns {
+            Some(first) if self.last_ns > first => self.area_pkt_ns as f64 / (self.last_ns - first) as f64,
+            _ => 0.0,
+        }
+    }
+
+    fn source(&mut self, addr: u32) -> Option<&mut SourceStats> {
+        if let Some(i) = self.sources.iter().position(|s| s.addr == addr) {
+            return Some(&mut self.sources[i]);
+        }
+        if self.sources.len() == self.sources.capacity() {
+            return None; // no allocation on the packet path: sources past 64 go uncounted
+        }
+        self.sources.push(SourceStats { addr, ..SourceStats::default() });
+        self.sources.last_mut()
+    }
+}
+
+/// The IPv4 source address of a packet, if it is one.
+pub fn ipv4_source(packet: &[u8]) -> Option<u32> {
+    if packet.len() >= 20 && packet[0] >> 4 == 4 {
+        Some(u32::from_be_bytes([packet[12], packet[13], packet[14], packet[15]]))
+    } else {
+        None
+    }
+}
+
+pub struct Pipe {
+    cfg: PipeConfig,
+    slab: Vec<u8>,
+    lens: Vec<u16>,
+    free: Vec<u32>,
+    queue: Queue,
+    /// (release time, slot), in release order (constant delay keeps it FIFO).
+    delay_line: VecDeque<(Nanos, u32)>,
+    /// When the transmitter finishes the packet it is serialising (ideal time).
+    link_free_ns: Nanos,
+    /// Time of the last queue-length change (for the occupancy integral).
+    last_change_ns: Nanos,
+    pub stats: Stats,
+}
+
+impl Pipe {
+    pub fn new(cfg: PipeConfig) -> Pipe {
+        assert!(cfg.rate_bps > 0, "rate must be positive");
+        assert!(cfg.slots > 0 && cfg.slots <= u32::MAX as usize, "slots out of range");
+        let slots = cfg.slots;
+        let mut slab = vec![0u8; slots * SLOT_BYTES];
+        // Touch every page now, so that no page fault lands on the packet path.
+        for byte in slab.iter_mut().step_by(4096) {
+            *byte = 1;
+        }
+        Pipe {
+            slab,
+            lens: vec![0; slots],
+            // Popped from the end: slot 0 first.
+            free: (0..slots as u32).rev().collect(),
+            queue: Queue::from_spec(&cfg.queue),
+            delay_line: VecDeque::with_capacity(slots),
+            link_free_ns: 0,
+            last_change_ns: 0,
+            stats: Stats::new(),
+            cfg,
+        }
+    }
+
+    pub fn config(&self) -> &PipeConfig {
+        &self.cfg
+    }
+
+    /// A free slot to read the next packet into, or `None` when all are in use.
+    pub fn free_slot(&mut self) -> Option<(u32, &mut [u8])> {
+        let slot = *self.free.last()?;
+        let start = slot as usize * SLOT_BYTES;
+        Some((slot, &mut self.slab[start..start + SLOT_BYTES]))
+    }
+
+    /// Count an arrival that found no free slot (or did not fit one): dropped before the queue.
+    pub fn overflow(&mut self, len: usize) {
+        self.stats.received_pkts += 1;
+        self.stats.received_bytes += len as u64;
+        self.stats.overflow_pkts += 1;
+    }
+
+    fn tx_ns(&self, size: u32) -> Nanos {
+        tx_time_ns(size + self.cfg.overhead_bytes, self.cfg.rate_bps)
+    }
+
+    fn occupancy_to(&mut self, t: Nanos) {
+        let t = t.max(self.last_change_ns);
+        self.stats.area_pkt_ns += self.queue.len_pkts() as u128 * (t - self.last_change_ns) as u128;
+        self.last_change_ns = t;
+        self.stats.last_ns = self.stats.last_ns.max(t);
+    }
+
+    /// The packet read into the slot `free_slot` gave (`len` bytes) arrived at `now`: offer it to
+    /// the queue. Returns whether it was queued.
+    pub fn arrive(&mut self, slot: u32, len: usize, now: Nanos) -> bool {
+        debug_assert_eq!(self.free.last(), Some(&slot), "arrive() takes the slot free_slot() gave");
+        self.serialise(now);
+        let start = slot as usize * SLOT_BYTES;
+        let source = ipv4_source(&self.slab[start..start + len.min(SLOT_BYTES)]);
+        self.stats.first_ns.get_or_insert(now);
+        if len > SLOT_BYTES || len > u16::MAX as usize {
+            self.overflow(len);
+            return false;
+        }
+        self.stats.received_pkts += 1;
+        self.stats.received_bytes += len as u64;
+        let mut pkt = Packet::new(FlowId(0), NodeId(0), Kind::Data, len as u32);
+        pkt.seq = slot; // the packet's bytes live in slab slot `seq`
+        pkt.enq_ns = now;
+        self.occupancy_to(now);
+        let queued = self.queue.enqueue(pkt, now).is_ok();
+        if queued {
+            self.free.pop();
+            self.lens[slot as usize] = len as u16;
+            self.stats.max_pkts = self.stats.max_pkts.max(self.queue.len_pkts());
+            self.stats.max_bytes = self.stats.max_bytes.max(self.queue.len_bytes());
+        } else {
+            self.stats.dropped_pkts += 1;
+        }
+        if let Some(s) = source.and_then(|a| self.stats.source(a)) {
+            s.pkts += 1;
+            s.bytes += len as u64;
+            s.dropped += u64::from(!queued);
+        }
+        self.serialise(now);
+        queued
+    }
+
+    /// Start serialising every queued packet whose ideal start time is at or before `now`.
+    fn serialise(&mut self, now: Nanos) {
+        while self.queue.len_pkts() > 0 && self.link_free_ns <= now {
+            let start_at = self.link_free_ns;
+            // The queue's departure happens at the ideal start (≥ the last change: times are ordered).
+            self.occupancy_to(start_at);
+            let pkt = self.queue.dequeue(start_at).expect("queue is non-empty");
+            let start = start_at.max(pkt.enq_ns);
+            if start > start_at {
+                self.occupancy_to(start);
+            }
+            self.stats.sojourn.record(start - pkt.enq_ns);
+            let finish = start + self.tx_ns(pkt.size_bytes);
+            self.link_free_ns = finish;
+            self.delay_line.push_back((finish + self.cfg.delay_ns, pkt.seq));
+        }
+        // An idle link is free from now on (a packet arriving later starts at its arrival).
+        if self.queue.len_pkts() == 0 && self.link_free_ns < now {
+            self.link_free_ns = now;
+        }
+    }
+
+    /// Release every packet whose time has come, in order, through `send`, and record how late
+    /// each is. `send` returns `false` when the write failed (counted).
+    pub fn service(&mut self, now: Nanos, mut send: impl FnMut(&[u8]) -> bool) {
+        self.serialise(now);
+        while let Some(&(release, slot)) = self.delay_line.front() {
+            if release > now {
+                break;
+            }
+            self.delay_line.pop_front();
+            self.stats.lateness.record(now - release);
+            let start = slot as usize * SLOT_BYTES;
+            let len = self.lens[slot as usize] as usize;
+            if send(&self.slab[start..start + len]) {
+                self.stats.forwarded_pkts += 1;
+            } else {
+                self.stats.write_errors += 1;
+            }
+            self.free.push(slot);
+        }
+        self.occupancy_to(now);
+    }
+
+    /// The next time `service` has work: the release of the head of the delay line. Queued
+    /// packets need no wake-up of their own: while any waits, the packet being serialised is
+    /// already in the delay line (it enters at its start), and dequeues are computed on ideal times.
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        self.delay_line.front().map(|&(t, _)| t)
+    }
+
+    pub fn queued_pkts(&self) -> usize {
+        self.queue.len_pkts()
+    }
+
+    pub fn in_flight_pkts(&self) -> usize {
+        self.delay_line.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn pipe(rate_bps: u64, delay_ns: Nanos, limit_pkts: u64) -> Pipe {
+        Pipe::new(PipeConfig {
+            rate_bps,
+            delay_ns,
+            overhead_bytes: 0,
+            queue: QueueSpec::Droptail { limit_pkts: Some(limit_pkts), limit_bytes: None },
+            slots: 64,
+        })
+    }
+
+    /// Offer a `len`-byte packet tagged with `tag` in its first byte at `now`.
+    fn offer(p: &mut Pipe, len: usize, tag: u8, now: Nanos) -> bool {
+        let (slot, buf) = p.free_slot().expect("a free slot");
+        buf[0] = tag;
+        p.arrive(slot, len, now)
+    }
+
+    /// Run `service` at `now`, returning (tag, now) of what left.
+    fn drain(p: &mut Pipe, now: Nanos) -> Vec<u8> {
+        let mut out = Vec::new();
+        p.service(now, |b| {
+            out.push(b[0]);
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn one_packet_leaves_after_serialisation_plus_delay() {
+        // 1500 B at 100 Mb/s = 120 µs; plus 25 ms.
+        let mut p = pipe(100_000_000, 25 * MS, 10);
+        assert!(offer(&mut p, 1500, 7, 1_000));
+        assert_eq!(p.next_deadline(), Some(1_000 + 120_000 + 25 * MS));
+        assert!(drain(&mut p, 1_000 + 120_000 + 25 * MS - 1).is_empty());
+        assert_eq!(drain(&mut p, 1_000 + 120_000 + 25 * MS), vec![7]);
+        assert_eq!(p.stats.lateness.max(), 0);
+        assert_eq!(p.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_burst_is_paced_at_the_rate_even_when_serviced_late() {
+        // Ten 1250-byte packets at 10 Mb/s: 1 ms apart, released at (k+1) ms + 5 ms.
+        let mut p = pipe(10_000_000, 5 * MS, 100);
+        for k in 0..10 {
+            assert!(offer(&mut p, 1250, k, 0));
+        }
+        let deadlines: Vec<Nanos> = (0..10).map(|k| (k + 1) * MS + 5 * MS).collect();
+        assert_eq!(p.next_deadline(), Some(deadlines[0]));
+        // Woken 300 µs late for the 4th packet: the first four leave together...
+        let late = deadlines[3] + 300_000;
+        assert_eq!(drain(&mut p, late), vec![0, 1, 2, 3]);
+        // ...but the fifth keeps its ideal time: lateness does not accumulate.
+        assert_eq!(p.next_deadline(), Some(deadlines[4]));
+        assert_eq!(drain(&mut p, 20 * MS), vec![4, 5, 6, 7, 8, 9]);
+        assert_eq!(p.stats.forwarded_pkts, 10);
+        assert_eq!(p.stats.lateness.max(), 20 * MS - deadlines[4]);
+    }
+
+    #[test]
+    fn droptail_limit_counts_the_packet_being_sent_as_gone() {
+        // Limit 2: the first packet starts serialising at once, two more wait, the fourth drops.
+        let mut p = pipe(10_000_000, 0, 2);
+        assert!(offer(&mut p, 1250, 0, 0));
+        assert!(offer(&mut p, 1250, 1, 0));
+        assert!(offer(&mut p, 1250, 2, 0));
+        assert!(!offer(&mut p, 1250, 3, 0));
+        assert_eq!(p.stats.dropped_pkts, 1);
+        assert_eq!(p.queued_pkts(), 2);
+        // At 1 ms packet 1 starts: one place frees up.
+        assert_eq!(drain(&mut p, MS), vec![0]);
+        assert!(offer(&mut p, 1250, 4, MS));
+        assert!(!offer(&mut p, 1250, 5, MS));
+        assert_eq!(drain(&mut p, 10 * MS), vec![1, 2, 4]);
+        assert_eq!(p.stats.max_pkts, 2);
+    }
+
+    #[test]
+    fn idle_link_starts_a_later_arrival_at_its_arrival() {
+        let mut p = pipe(8_000_000, 0, 10); // 1000 B = 1 ms
+        assert!(offer(&mut p, 1000, 0, 0));
+        assert_eq!(drain(&mut p, MS), vec![0]);
+        assert!(offer(&mut p, 1000, 1, 50 * MS));
+        assert_eq!(p.next_deadline(), Some(51 * MS));
+    }
+
+    #[test]
+    fn overhead_bytes_slow_the_rate() {
+        let mut p = Pipe::new(PipeConfig {
+            rate_bps: 8_000_000,
+            delay_ns: 0,
+            overhead_bytes: 24,
+            queue: QueueSpec::Droptail { limit_pkts: Some(10), limit_bytes: None },
+            slots: 4,
+        });
+        assert!(offer(&mut p, 976, 0, 0));
+        assert_eq!(p.next_deadline(), Some(MS)); // (976 + 24) B at 8 Mb/s
+    }
+
+    #[test]
+    fn occupancy_average_and_sojourn_follow_the_queue() {
+        // Three 1 ms packets at t=0: queue holds 2 for 1 ms, then 1 for 1 ms: area 3 pkt·ms.
+        let mut p = pipe(8_000_000, 0, 10);
+        for k in 0..3 {
+            assert!(offer(&mut p, 1000, k, 0));
+        }
+        assert_eq!(drain(&mut p, 4 * MS), vec![0, 1, 2]);
+        assert_eq!(p.stats.area_pkt_ns, 3 * MS as u128);
+        assert!((p.stats.mean_pkts() - 0.75).abs() < 1e-12);
+        assert_eq!(p.stats.sojourn.max(), 2 * MS);
+    }
+
+    #[test]
+    fn slots_run_out_before_the_queue_does() {
+        let mut p = Pipe::new(PipeConfig {
+            rate_bps: 1_000_000,
+            delay_ns: 0,
+            overhead_bytes: 0,
+            queue: QueueSpec::Droptail { limit_pkts: Some(100), limit_bytes: None },
+            slots: 2,
+        });
+        assert!(offer(&mut p, 100, 0, 0));
+        assert!(offer(&mut p, 100, 1, 0));
+        assert!(p.free_slot().is_none());
+        p.overflow(100);
+        assert_eq!(p.stats.overflow_pkts, 1);
+        assert_eq!(drain(&mut p, MS * 10), vec![0, 1]);
+        assert!(p.free_slot().is_some());
+    }
+
+    #[test]
+    fn counts_per_ipv4_source() {
+        let mut p = pipe(1_000_000_000, 0, 1);
+        for (src, now) in [([10, 10, 1, 2], 0), ([10, 10, 2, 2], 0), ([10, 10, 1, 2], 0)] {
+            let (slot, buf) = p.free_slot().unwrap();
+            buf[0] = 0x45;
+            buf[12..16].copy_from_slice(&src);
+            p.arrive(slot, 60, now);
+        }
+        let s = &p.stats.sources;
+        assert_eq!(s.len(), 2);
+        // The first is serialised at once, the second waits (limit 1), the third finds it full.
+        assert_eq!((s[0].addr, s[0].pkts, s[0].dropped), (u32::from_be_bytes([10, 10, 1, 2]), 2, 1));
+        assert_eq!((s[1].addr, s[1].pkts, s[1].dropped), (u32::from_be_bytes([10, 10, 2, 2]), 1, 0));
+        assert_eq!(p.stats.dropped_pkts, 1);
+    }
+}

@@ -1,0 +1,708 @@
+"""Layer 3: run a scenario on the testbed and return a :class:`tcplab.Result` with simulate's columns.
+
+The router (``tcplab-router``) applies the scenario's bottleneck: rate (IP bytes), DropTail limit
+(the same limit the engine gets), and the one-way delay rtt/2 in each direction (the dumbbell's
+access delays are folded in: the veths add none). Each TCP flow is an iperf3 client in its sender
+namespace (``-C`` its congestion control, ``-J -i 1``) started at the flow's start, against an
+iperf3 server in its receiver namespace (``-J``): goodput is the RECEIVER's per-second bytes, cwnd
+and RTT are the sender's ``tcp_info`` samples. What the testbed cannot measure is NaN.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import math
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import CbrFlow, Dumbbell as DumbbellTopology, Scenario, TcpFlow
+from ..errors import ScenarioError, TcplabError
+from ..result import Result
+from .. import variants
+from . import tools, topology
+from .topology import FWD_TUN, REV_TUN, ROUTER_NS
+
+__all__ = ["run", "calibrate", "Calibration", "PROFILES", "router_binary", "LATENESS_LIMIT_NS", "LOCK_PATH"]
+
+#: A run whose router released packets later than this at the 99.9th percentile is invalid.
+LATENESS_LIMIT_NS = 1_000_000
+#: Ping RTT must be within this of the setting (the papers' validation, 1 ms netem resolution).
+RTT_TOLERANCE_MS = 1.0
+#: UDP throughput must be within this fraction of the bottleneck.
+RATE_TOLERANCE = 0.02
+#: One testbed at a time on a machine: the namespace names are fixed.
+LOCK_PATH = Path("/run/lock/tcplab-testbed.lock")
+
+_IP_UDP_HEADERS = 28
+_MTU = 1500
+
+#: Stack profiles: sysctls set in every sender and receiver namespace (all per-namespace ones;
+#: the host is never touched) and their links' txqueuelen.
+PROFILES: dict[str, dict[str, Any]] = {
+    # The kernel as it is: the namespace's own defaults.
+    "default": {"sysctls": {}, "txqueuelen": None},
+    # Large buffers for high-speed TCP: paper 001, Table 1 (senders and receivers). The table's
+    # net.core.{r,w}mem_max and netdev_max_backlog are host-wide, not per namespace: not set (the
+    # TCP autotuning maxima below do not depend on them); tcp_wmem's minimum, missing in the
+    # table, is Linux's 4096.
+    "tuned": {
+        "sysctls": {
+            "net.ipv4.tcp_rmem": "4096 104857600 524288000",
+            "net.ipv4.tcp_wmem": "4096 104857600 524288000",
+            "net.ipv4.tcp_timestamps": "1",
+            "net.ipv4.tcp_window_scaling": "1",
+            "net.ipv4.tcp_sack": "1",
+            "net.ipv4.tcp_no_metrics_save": "1",
+            "net.ipv4.tcp_rfc1337": "1",
+        },
+        "txqueuelen": 100_000,
+    },
+}
+
+#: Sysctls read back from the hosts for the record.
+_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_no_metrics_save")
+
+
+def router_binary() -> str:
+    """The ``tcplab-router`` executable: ``$TCPLAB_ROUTER``, this source tree's
+    ``target/release/tcplab-router``, or one on PATH."""
+    env = os.environ.get("TCPLAB_ROUTER")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise tools.MissingTool(f"tcplab testbed: TCPLAB_ROUTER = {env!r} is not an executable")
+        return env
+    built = Path(__file__).resolve().parents[3] / "target" / "release" / "tcplab-router"
+    if os.access(built, os.X_OK):
+        return str(built)
+    found = shutil.which("tcplab-router")
+    if found:
+        return found
+    raise tools.MissingTool("tcplab testbed: the router is not built: run 'cargo build --release -p tcplab-router' in the tcplab source tree (or set TCPLAB_ROUTER)")
+
+
+# --- the pieces of a run ------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _lock() -> Iterator[None]:
+    LOCK_PATH.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOCK_PATH, "a+") as f:
+        deadline = time.monotonic() + 10  # a killed run's clean-up may still hold it briefly
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    f.seek(0)
+                    holder = f.read().strip() or "?"
+                    raise TcplabError(f"another testbed run is active (pid {holder}); wait for it or stop it and run 'tcplab testbed clean'") from None
+                time.sleep(0.1)
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class _Watchdog:
+    """A process in its own session that outlives a killed runner: it waits for EOF on its stdin
+    (the runner's end of the pipe closes however the runner dies) and, unless told ``done``
+    first, removes the testbed (:func:`topology.clean`)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tcplab.testbed.watchdog"],
+            stdin=subprocess.PIPE,
+            start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]) + os.pathsep + os.environ.get("PYTHONPATH", "")},
+        )
+
+    def done(self) -> None:
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.write(b"done\n")
+            self.proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+
+
+class _Router:
+    """The router process in the router namespace; its report comes on SIGTERM."""
+
+    def __init__(self, workdir: Path, rate_bps: int, delay_ns: int, queue: dict[str, Any], overhead_bytes: int = 0) -> None:
+        self.report_path = workdir / "router.json"
+        self.stderr_path = workdir / "router.stderr"
+        self.cmd = [
+            router_binary(),
+            "--fwd", FWD_TUN,
+            "--rev", REV_TUN,
+            "--rate-bps", str(rate_bps),
+            "--delay-ns", str(delay_ns),
+            "--queue", json.dumps(queue),
+            "--overhead-bytes", str(overhead_bytes),
+            "--report", str(self.report_path),
+        ]  # fmt: skip
+        self.config = {"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": queue, "overhead_bytes": overhead_bytes}
+        self._stderr = open(self.stderr_path, "wb")
+        # SIGTERM on the runner's death: the router stops cleanly and its TUNs disappear.
+        self.proc = tools.spawn(self.cmd, ROUTER_NS, stdout=subprocess.PIPE, stderr=self._stderr, death_signal=signal.SIGTERM)
+        assert self.proc.stdout is not None
+        line = self._readline(10.0)
+        if line != "ready":
+            self.proc.kill()
+            self.proc.wait()
+            raise tools.ToolError(tools.ns_cmd(ROUTER_NS, self.cmd), self.proc.returncode, self.stderr(), "tcplab-router")
+
+    def _readline(self, timeout_s: float) -> str:
+        out: list[str] = []
+        reader = threading.Thread(target=lambda: out.append(self.proc.stdout.readline().decode().strip()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        reader.join(timeout_s)
+        return out[0] if out else ""
+
+    def stderr(self) -> str:
+        self._stderr.flush()
+        return self.stderr_path.read_text(errors="replace")
+
+    def stop(self) -> dict[str, Any]:
+        """SIGTERM, wait, and the final report."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._stderr.close()
+        if self.proc.returncode != 0:
+            raise tools.ToolError(tools.ns_cmd(ROUTER_NS, self.cmd), self.proc.returncode, self.stderr(), "tcplab-router")
+        return tools.read_json(self.report_path, "tcplab-router", self.stderr_path)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._stderr.close()
+
+
+def _wait_listening(ns: str, port: int, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if tools.run(["ss", "-Hltn", f"sport = :{port}"], ns=ns).strip():
+            return
+        time.sleep(0.02)
+    raise tools.ToolError(tools.ns_cmd(ns, ["iperf3", "-s", "-p", str(port)]), None, "server not listening", "iperf3")
+
+
+@dataclass
+class _Testbed:
+    """Topology + router for a dumbbell of ``pairs`` pairs; ``close`` removes everything."""
+
+    pairs: int
+    rate_bps: int
+    rtt_ns: int
+    queue: dict[str, Any]
+    profile: str
+    workdir: Path
+    topo: topology.Dumbbell = field(init=False)
+    router: _Router | None = None
+
+    def __post_init__(self) -> None:
+        prof = PROFILES[self.profile]
+        self.topo = topology.Dumbbell(self.pairs, host_sysctls=dict(prof["sysctls"]), host_txqueuelen=prof["txqueuelen"])
+
+    def open(self) -> None:
+        leftovers = topology.namespaces()
+        if leftovers:
+            raise TcplabError(f"testbed namespaces from an earlier run exist ({', '.join(leftovers)}): run 'tcplab testbed clean'")
+        self.topo.create()
+        self.router = _Router(self.workdir, self.rate_bps, self.rtt_ns // 2, self.queue)
+        self.topo.attach_router()
+
+    def close(self) -> None:
+        try:
+            if self.router is not None:
+                self.router.kill()
+        finally:
+            self.topo.destroy()
+
+
+@contextlib.contextmanager
+def _session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], profile: str) -> Iterator[_Testbed]:
+    """Everything a run needs, removed afterwards whatever happens (SIGTERM becomes
+    KeyboardInterrupt for the duration; a SIGKILL is left to the watchdog and ``tcplab testbed clean``)."""
+    tools.require()
+    if profile not in PROFILES:
+        raise ScenarioError("profile", profile, f"expected one of {', '.join(PROFILES)}")
+    router_binary()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with _lock(), tempfile.TemporaryDirectory(prefix="tcplab-testbed-") as tmp:
+            watchdog = _Watchdog()
+            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp))
+            try:
+                bed.open()
+                yield bed
+            finally:
+                try:
+                    bed.close()
+                finally:
+                    watchdog.done()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+# --- calibration --------------------------------------------------------------------------------
+
+
+@dataclass
+class Calibration:
+    """The papers' validation of the testbed: ping RTT vs the setting, UDP rate vs the bottleneck."""
+
+    rtt_setting_ms: float
+    rtt: tools.PingStats
+    rate_setting_bps: int
+    udp_rate_bps: float | None
+    udp_lost: int | None = None
+    router: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rtt_mean_ms(self) -> float:
+        return self.rtt.mean_ms
+
+    @property
+    def rtt_ok(self) -> bool:
+        return abs(self.rtt_mean_ms - self.rtt_setting_ms) <= RTT_TOLERANCE_MS
+
+    @property
+    def rate_error(self) -> float | None:
+        return None if self.udp_rate_bps is None else self.udp_rate_bps / self.rate_setting_bps - 1
+
+    @property
+    def rate_ok(self) -> bool:
+        return self.rate_error is None or abs(self.rate_error) <= RATE_TOLERANCE
+
+    @property
+    def ok(self) -> bool:
+        return self.rtt_ok and self.rate_ok
+
+    def problems(self) -> list[str]:
+        out = []
+        if not self.rtt_ok:
+            out.append(f"ping RTT {self.rtt_mean_ms:.3f} ms is not within {RTT_TOLERANCE_MS:g} ms of {self.rtt_setting_ms:g} ms")
+        if not self.rate_ok:
+            out.append(f"UDP rate {self.udp_rate_bps / 1e6:.3f} Mb/s is not within {RATE_TOLERANCE:.0%} of {self.rate_setting_bps / 1e6:g} Mb/s")
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rtt_setting_ms": self.rtt_setting_ms,
+            "rtt_mean_ms": self.rtt_mean_ms,
+            "rtt_min_ms": self.rtt.min_ms,
+            "rtt_max_ms": self.rtt.max_ms,
+            "pings": self.rtt.count,
+            "rate_setting_bps": self.rate_setting_bps,
+            "udp_rate_bps": self.udp_rate_bps,
+            "udp_lost": self.udp_lost,
+            "ok": self.ok,
+        }
+
+
+def _ping(count: int = 10) -> tools.PingStats:
+    dst = topology.receiver_addr(1)
+    tools.ping(topology.sender_ns(1), dst, count=1)  # warm-up: ARP on every hop
+    return tools.ping(topology.sender_ns(1), dst, count=count, interval_s=0.1)
+
+
+def _udp_rate(rate_bps: int, duration_s: int, workdir: Path) -> tuple[float, int]:
+    """IP-level rate (bit/s) the receiver got from a UDP flow offered at 1.05 × ``rate_bps`` in
+    1500-byte packets, over every whole second but the first (the queue filling)."""
+    port = 5301
+    payload = _MTU - _IP_UDP_HEADERS
+    server_out, server_err = workdir / "udp-server.json", workdir / "udp-server.stderr"
+    with open(server_out, "wb") as out, open(server_err, "wb") as err:
+        server = tools.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], topology.receiver_ns(1), out, err)
+    try:
+        _wait_listening(topology.receiver_ns(1), port)
+        offered = int(rate_bps * 1.05 * payload / _MTU)
+        cmd = ["iperf3", "-c", topology.receiver_addr(1), "-p", str(port), "-u", "-b", str(offered), "-l", str(payload), "-t", str(duration_s), "-J"]
+        tools.run(cmd, ns=topology.sender_ns(1), timeout=duration_s + 20, what="iperf3 UDP client")
+        server.wait(timeout=10)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    data = tools.read_json(server_out, "iperf3 UDP server", server_err)
+    seconds = [iv["sum"] for iv in data["intervals"] if iv["sum"]["end"] - iv["sum"]["start"] > 0.99][1:]
+    if not seconds:
+        raise tools.ToolError(["iperf3", "-s"], 1, "the UDP server reported no whole second", "iperf3 UDP server")
+    payload_bytes = sum(s["bytes"] for s in seconds)
+    span = sum(s["end"] - s["start"] for s in seconds)
+    lost = int(data.get("end", {}).get("sum", {}).get("lost_packets", 0))
+    return payload_bytes * 8 / span * _MTU / payload, lost
+
+
+def calibrate(rtt_ns: int, rate_bps: int, buffer_pkts: int | None = None, udp_seconds: int = 5, profile: str = "default", ping_count: int = 20) -> Calibration:
+    """Build a one-pair testbed, measure ping RTT and UDP throughput, remove it."""
+    bdp_pkts = max(1, round(rate_bps * rtt_ns / 8e9 / _MTU))
+    queue = {"kind": "droptail", "limit_pkts": buffer_pkts or bdp_pkts}
+    with _session(1, rate_bps, rtt_ns, queue, profile) as bed:
+        rtts = _ping(ping_count)
+        rate, lost = _udp_rate(rate_bps, udp_seconds, bed.workdir)
+        assert bed.router is not None
+        report = bed.router.stop()
+    return Calibration(rtt_ns / 1e6, rtts, rate_bps, rate, lost, report)
+
+
+# --- a scenario ---------------------------------------------------------------------------------
+
+
+def _check_supported(scenario: Scenario) -> DumbbellTopology:
+    topo = scenario.topology
+    if not isinstance(topo, DumbbellTopology):
+        raise ScenarioError("topology.kind", "graph", "expected 'dumbbell' (the testbed builds dumbbells only)")
+    if topo.loss or topo.reverse_loss:
+        raise ScenarioError("topology.loss", topo.loss or topo.reverse_loss, "expected 0 (the testbed router has no random loss)")
+    for i, flow in enumerate(scenario.flows):
+        if isinstance(flow, CbrFlow):
+            raise ScenarioError(f"flows[{i}].kind", "cbr", "expected 'tcp' (the testbed runs TCP flows only)")
+        if flow.drop_segments:
+            raise ScenarioError(f"flows[{i}].drop_segments", flow.drop_segments, "expected [] (a test hook of the simulator)")
+        cc = kernel_cc(flow.variant)
+        if cc not in available_cc():
+            raise ScenarioError(f"flows[{i}].variant", flow.variant, f"expected a congestion control this kernel offers: {', '.join(sorted(available_cc()))}")
+    return topo
+
+
+def kernel_cc(variant: str) -> str:
+    """The Linux congestion control of a variant: the classic ones are all Linux's ``reno``
+    (whose recovery is always SACK + PRR, RFC 6675/6937); others are named as in Linux."""
+    name = variants.normalise(variant)
+    return "reno" if name in variants.CLASSIC else name
+
+
+def available_cc() -> set[str]:
+    return set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+
+
+def _iperf_version() -> str:
+    out = tools.run(["iperf3", "--version"], check=False)
+    return out.splitlines()[0].strip() if out else "?"
+
+
+def run(scenario: Scenario | str | os.PathLike[str], seed: int | None = None, profile: str = "default") -> Result:
+    """Run ``scenario`` on the emulated testbed (real Linux TCP, iperf3, the tcplab router) and
+    return a :class:`Result` with :func:`tcplab.simulate`'s tables (unmeasurable columns NaN).
+
+    ``meta["valid"]`` is False, with ``meta["invalid_reason"]``, when the ping RTT is off the
+    setting by more than 1 ms or the router's timer lateness p99.9 exceeds 1 ms.
+    """
+    if not isinstance(scenario, Scenario):
+        scenario = load(scenario)
+    if seed is not None:
+        scenario = scenario.model_copy(update={"seed": int(seed)})
+    topo = _check_supported(scenario)
+    n = len(scenario.flows)
+    queue = {"kind": "droptail", **topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns)}
+    rng = random.Random(scenario.seed)
+    starts_ns = [flow.start.ns + int(rng.random() * scenario.start_jitter.ns) for flow in scenario.flows]
+    duration_ns = scenario.duration.ns
+    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile) as bed:
+        rtts = _ping(5)
+        stack = tools.sysctl_get(topology.sender_ns(1), list(_RECORDED))
+        assert bed.router is not None
+        flows, snapshots = _run_flows(scenario, starts_ns, bed.workdir, bed.router)
+        report = bed.router.stop()
+    calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {})
+    return _result(scenario, flows, snapshots, report, calibration, stack, profile, queue, starts_ns, duration_ns)
+
+
+def load(path: str | os.PathLike[str]) -> Scenario:
+    """A scenario file whose TCP variants may also be any congestion control this kernel offers."""
+    from ..config import read_toml
+
+    data = read_toml(path)
+    data.setdefault("name", Path(path).stem)
+    return Scenario.model_validate(data, context={"variants": sorted(available_cc())})
+
+
+class _Sampler(threading.Thread):
+    """Asks the router for its report (SIGUSR1) at every interval end and keeps each sender's
+    cumulative packet and drop counts: the per-interval ``sent_pkts``/``dropped_pkts``."""
+
+    def __init__(self, router: _Router, t0_ns: int, interval_ns: int, count: int) -> None:
+        super().__init__(daemon=True)
+        self.router, self.t0_ns, self.interval_ns, self.count = router, t0_ns, interval_ns, count
+        self.snapshots: dict[int, dict[str, tuple[int, int]]] = {}
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        path = self.router.report_path
+        for k in range(1, self.count):
+            if self.halt.wait(max(0.0, (self.t0_ns + k * self.interval_ns - time.monotonic_ns()) / 1e9)):
+                return
+            path.unlink(missing_ok=True)
+            self.router.proc.send_signal(signal.SIGUSR1)
+            deadline = time.monotonic() + 0.5
+            while not path.exists() and time.monotonic() < deadline and not self.halt.is_set():
+                time.sleep(0.005)
+            with contextlib.suppress(OSError, ValueError, KeyError, IndexError):
+                fwd = json.loads(path.read_text())["directions"][0]
+                self.snapshots[k] = {s["addr"]: (s["pkts"], s["dropped"]) for s in fwd["sources"]}
+
+    def stop(self) -> None:
+        self.halt.set()
+        self.join(timeout=2)
+
+
+@dataclass
+class _FlowRun:
+    start_ns: int
+    client: dict[str, Any]
+    server: dict[str, Any]
+
+
+def _run_flows(scenario: Scenario, starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]]]:
+    duration_ns = scenario.duration.ns
+    sampler: _Sampler | None = None
+    servers: list[subprocess.Popen[bytes]] = []
+    clients: list[subprocess.Popen[bytes] | None] = [None] * len(scenario.flows)
+    files = []
+    try:
+        for i in range(len(scenario.flows)):
+            port = 5201 + i
+            out, err = workdir / f"server{i + 1}.json", workdir / f"server{i + 1}.stderr"
+            files.append((out, err, workdir / f"client{i + 1}.json", workdir / f"client{i + 1}.stderr"))
+            with open(out, "wb") as o, open(err, "wb") as e:
+                servers.append(tools.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], topology.receiver_ns(i + 1), o, e))
+        for i in range(len(scenario.flows)):
+            _wait_listening(topology.receiver_ns(i + 1), 5201 + i)
+        order = sorted(range(len(scenario.flows)), key=lambda i: starts_ns[i])
+        t0 = time.monotonic_ns()
+        sampler = _Sampler(router, t0, scenario.interval.ns, len(_bins(duration_ns, scenario.interval.ns)))
+        sampler.start()
+        actual = list(starts_ns)
+        for i in order:
+            flow = scenario.flows[i]
+            assert isinstance(flow, TcpFlow)
+            stop_ns = flow.stop.ns if flow.stop is not None else duration_ns
+            seconds = max(1, math.ceil((stop_ns - starts_ns[i]) / 1e9))  # iperf3 -t takes whole seconds
+            delay = (t0 + starts_ns[i] - time.monotonic_ns()) / 1e9
+            if delay > 0:
+                time.sleep(delay)
+            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(5201 + i), "-C", kernel_cc(flow.variant), "-t", str(seconds), "-i", "1", "-J"]
+            _, _, out, err = files[i]
+            with open(out, "wb") as o, open(err, "wb") as e:
+                actual[i] = time.monotonic_ns() - t0
+                clients[i] = tools.spawn(cmd, topology.sender_ns(i + 1), o, e)
+        deadline = time.monotonic() + duration_ns / 1e9 + 30
+        for proc in [*clients, *servers]:
+            assert proc is not None
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        runs = []
+        for i, (s_out, s_err, c_out, c_err) in enumerate(files):
+            client = tools.read_json(c_out, f"iperf3 client of flow {i + 1}", c_err)
+            server = tools.read_json(s_out, f"iperf3 server of flow {i + 1}", s_err)
+            runs.append(_FlowRun(actual[i], client, server))
+        sampler.stop()
+        return runs, sampler.snapshots
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        for proc in [*clients, *servers]:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+# --- the result ---------------------------------------------------------------------------------
+
+
+def _bins(duration_ns: int, interval_ns: int) -> np.ndarray:
+    """Interval end times, as the engine reports them: interval, 2·interval, …, the duration."""
+    count = -(-duration_ns // interval_ns)
+    return np.minimum(np.arange(1, count + 1, dtype=np.int64) * interval_ns, duration_ns)
+
+
+def _spread(ends: np.ndarray, spans: list[tuple[float, float, float]]) -> np.ndarray:
+    """Add each (start_ns, end_ns, amount) to the bins by the fraction of it each bin overlaps."""
+    out = np.zeros(len(ends))
+    starts = np.concatenate(([0], ends[:-1])).astype(float)
+    for a, b, v in spans:
+        if b <= a:
+            continue
+        overlap = np.clip(np.minimum(ends, b) - np.maximum(starts, a), 0, None)
+        out += v * overlap / (b - a)
+    return out
+
+
+def _sample(ends: np.ndarray, spans: list[tuple[float, float, float]]) -> np.ndarray:
+    """At each bin end, the value of the span containing it (NaN where none does)."""
+    out = np.full(len(ends), np.nan)
+    for a, b, v in spans:
+        out[(ends > a) & (ends <= b)] = v
+    return out
+
+
+def _result(
+    scenario: Scenario,
+    runs: list[_FlowRun],
+    snapshots: dict[int, dict[str, tuple[int, int]]],
+    report: dict[str, Any],
+    calibration: Calibration,
+    stack: dict[str, str],
+    profile: str,
+    queue: dict[str, Any],
+    starts_ns: list[int],
+    duration_ns: int,
+) -> Result:
+    n = len(runs)
+    ends = _bins(duration_ns, scenario.interval.ns)
+    fwd, rev = report["directions"]
+    by_source = {s["addr"]: s for s in fwd["sources"]}
+    nan = np.full(n, np.nan)
+
+    rows: dict[str, list[Any]] = {k: [] for k in ("flow", "t_ns", "goodput_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "retrans_pkts", "sent_pkts", "dropped_pkts", "in_flight_bytes")}
+    sent_pkts, sent_bytes, dropped, goodput, retrans = [], [], [], [], []
+    for i, r in enumerate(runs):
+        # The receiver's per-second reports, placed at the client's launch time.
+        recv = [(r.start_ns + iv["sum"]["start"] * 1e9, r.start_ns + iv["sum"]["end"] * 1e9, float(iv["sum"]["bytes"])) for iv in r.server["intervals"]]
+        streams = [iv["streams"][0] for iv in r.client["intervals"] if iv.get("streams")]
+        cwnd = [(r.start_ns + s["start"] * 1e9, r.start_ns + s["end"] * 1e9, float(s.get("snd_cwnd", np.nan))) for s in streams]
+        rtt = [(r.start_ns + s["start"] * 1e9, r.start_ns + s["end"] * 1e9, float(s["rtt"]) * 1e3 if "rtt" in s else np.nan) for s in streams]
+        rtx = [(r.start_ns + s["start"] * 1e9, r.start_ns + s["end"] * 1e9, float(s.get("retransmits", 0))) for s in streams]
+        rows["flow"].extend([i] * len(ends))
+        rows["t_ns"].extend(ends.tolist())
+        rows["goodput_bytes"].extend(np.round(_spread(ends, recv)).tolist())
+        rows["cwnd_bytes"].extend(_sample(ends, cwnd).tolist())
+        rows["srtt_ns"].extend(_sample(ends, rtt).tolist())
+        rows["retrans_pkts"].extend(np.round(_spread(ends, rtx)).tolist())
+        for column in ("ssthresh_bytes", "in_flight_bytes"):
+            rows[column].extend([np.nan] * len(ends))
+        source = by_source.get(topology.sender_addr(i + 1), {})
+        # Cumulative counts at each interval end (the last from the final report), differenced.
+        addr = topology.sender_addr(i + 1)
+        cumulative = {k: snap.get(addr, (0, 0)) for k, snap in snapshots.items()}
+        cumulative[len(ends)] = (source.get("pkts", 0), source.get("dropped", 0))
+        for column, j in (("sent_pkts", 0), ("dropped_pkts", 1)):
+            at = np.array([np.nan, *(cumulative[k][j] if k in cumulative else np.nan for k in range(1, len(ends) + 1))], dtype=float)
+            at[0] = 0.0
+            rows[column].extend(np.diff(at).tolist())
+        sent_pkts.append(float(source.get("pkts", np.nan)))
+        sent_bytes.append(float(source.get("bytes", np.nan)))
+        dropped.append(float(source.get("dropped", np.nan)))
+        end = r.server.get("end", {})
+        goodput.append(float(end.get("sum_received", end.get("sum", {})).get("bytes", np.nan)))
+        retrans.append(float(r.client.get("end", {}).get("sum_sent", {}).get("retransmits", np.nan)))
+
+    flows = {
+        "flow": np.arange(n, dtype=np.uint64),
+        "sent_pkts": np.array(sent_pkts),
+        "sent_bytes": np.array(sent_bytes),
+        "retrans_pkts": np.array(retrans),
+        "dropped_pkts": np.array(dropped),
+        "delivered_pkts": nan,
+        "in_flight_pkts": nan,
+        "goodput_bytes": np.array(goodput),
+        "rto_count": nan,
+        "recoveries": nan,
+        "recovery_ns": nan,
+        **{f"owd_{k}_ns": nan for k in ("mean", "min", "p50", "p99", "max")},
+    }
+    intervals = {k: np.asarray(v, dtype=np.uint64 if k in ("flow", "t_ns") else float) for k, v in rows.items()}
+    intervals["t_ns"] = intervals["t_ns"].astype(np.int64)
+    queues = _queues(n, fwd, rev)
+    lateness_p999 = max(fwd["lateness"]["p999_ns"], rev["lateness"]["p999_ns"])
+    reasons = calibration.problems()
+    if lateness_p999 > LATENESS_LIMIT_NS:
+        reasons.append(f"router timer lateness p99.9 {lateness_p999 / 1e3:.0f} µs exceeds {LATENESS_LIMIT_NS / 1e3:.0f} µs")
+    overflow = fwd["overflow_pkts"] + rev["overflow_pkts"] + fwd["write_errors"] + rev["write_errors"]
+    if overflow:
+        reasons.append(f"the router lost {overflow} packets outside the queue discipline (slab full or write errors)")
+    raw = {
+        "flows": flows,
+        "intervals": intervals,
+        "queues": queues,
+        "meta": {"transmissions": float("nan"), "events": float("nan"), "end_ns": duration_ns, "node_names": scenario.node_names},
+    }
+    result = Result.from_engine(scenario, raw, engine_version=None)
+    result.meta.update(
+        backend="testbed",
+        valid=not reasons,
+        invalid_reason="; ".join(reasons) if reasons else None,
+        calibration=calibration.as_dict(),
+        router=report,
+        backend_info={
+            "backend": "testbed",
+            "kernel": os.uname().release,
+            "profile": profile,
+            "stack": stack,
+            "profile_sysctls": PROFILES[profile]["sysctls"],
+            "congestion_control": [kernel_cc(v) for v in scenario.flow_variants],
+            "iperf3": _iperf_version(),
+            "router": {"rate_bps": fwd["rate_bps"], "delay_ns": fwd["delay_ns"], "queue": queue, "realtime": bool(fwd["realtime"] and rev["realtime"])},
+            "flow_starts_ns": [r.start_ns for r in runs],
+            "planned_starts_ns": starts_ns,
+            "offloads": "tso gso gro off on every veth",
+            "not_applied": "the scenario's [tcp] settings (mss, rwnd, sndbuf, delayed ACK, RTOs, recovery): the kernel's own; access links are unshaped veths, their delay folded into the router's rtt/2",
+        },
+    )
+    return result
+
+
+def _queues(n: int, fwd: dict[str, Any], rev: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Simulate's queue rows: the bottleneck's two directions measured by the router; the access
+    links (unshaped veths) all NaN."""
+    links, src, dst = [0, 1], [2 * n, 2 * n + 1], [2 * n + 1, 2 * n]
+    for i in range(n):
+        links += [2 + 4 * i, 3 + 4 * i, 4 + 4 * i, 5 + 4 * i]
+        src += [i, 2 * n, 2 * n + 1, n + i]
+        dst += [2 * n, i, n + i, 2 * n + 1]
+    rows = len(links)
+
+    def col(f: Any) -> np.ndarray:
+        return np.array([f(fwd), f(rev)] + [np.nan] * (rows - 2), dtype=float)
+
+    return {
+        "link": np.array(links, dtype=np.uint64),
+        "from": np.array(src, dtype=np.uint64),
+        "to": np.array(dst, dtype=np.uint64),
+        "enqueued_pkts": col(lambda d: d["received_pkts"] - d["dropped_pkts"] - d["overflow_pkts"]),
+        "dropped_pkts": col(lambda d: d["dropped_pkts"] + d["overflow_pkts"]),
+        "random_loss_pkts": col(lambda d: 0),
+        "max_pkts": col(lambda d: d["max_pkts"]),
+        "mean_pkts": col(lambda d: d["mean_pkts"]),
+        "sojourn_mean_ns": col(lambda d: d["sojourn"]["mean_ns"]),
+        "sojourn_p50_ns": col(lambda d: d["sojourn"]["p50_ns"]),
+        "sojourn_p99_ns": col(lambda d: d["sojourn"]["p99_ns"]),
+        "sojourn_max_ns": col(lambda d: d["sojourn"]["max_ns"]),
+        "final_pkts": col(lambda d: d["final_pkts"]),
+    }
