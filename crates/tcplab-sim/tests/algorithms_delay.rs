@@ -106,6 +106,7 @@ fn vegas_keeps_between_alpha_and_beta_segments_queued_on_a_clean_path() {
     t.delayed_ack = false;
     let spec = one(t.clone());
     let q = mean_queue_pkts(&spec, 40, 160);
+    println!("Vegas, no delayed ACKs: mean queue {q:.2} segments");
     assert!((2.0..=4.5).contains(&q), "seed {}: mean queue {q:.2} segments, alpha..beta = 2..4", spec.seed);
     let r = run(&spec);
     assert_eq!(r.queues.col("dropped_pkts").get(0), 0.0, "Vegas never fills a 1000-packet buffer");
@@ -116,12 +117,14 @@ fn vegas_keeps_between_alpha_and_beta_segments_queued_on_a_clean_path() {
     t.cc_params = [("alpha".to_string(), 6.0), ("beta".to_string(), 8.0)].into();
     let spec = one(t);
     let q = mean_queue_pkts(&spec, 40, 160);
+    println!("Vegas alpha 6 beta 8: mean queue {q:.2} segments");
     assert!((6.0..=8.5).contains(&q), "seed {}: mean queue {q:.2} segments, alpha..beta = 6..8", spec.seed);
 
     // With delayed ACKs, an ACK releases two segments back to back from a 1 Gb/s access link:
     // the queue swings one segment above the minimum Vegas sees.
     let spec = one(linux("vegas", 0, 1));
     let q = mean_queue_pkts(&spec, 40, 160);
+    println!("Vegas, delayed ACKs: mean queue {q:.2} segments");
     assert!((2.0..=6.0).contains(&q), "seed {}: mean queue {q:.2} segments with delayed ACKs", spec.seed);
 }
 
@@ -135,6 +138,7 @@ fn newreno_starves_vegas_on_a_shared_droptail_bottleneck() {
     let spec = dumbbell(10_000_000, 40 * MS, 50, vec![FlowSpec::Tcp(newreno("reno", 0, 2)), FlowSpec::Tcp(newreno("vegas", 1, 2))], 200 * S);
     let r = run(&spec);
     let (nr, vegas) = (mean_mbps(&r, 0, 20, 200), mean_mbps(&r, 1, 20, 200));
+    println!("NewReno {nr:.2} Mb/s, Vegas {vegas:.2} Mb/s");
     let total = nr + vegas;
     assert!(total >= 0.9 * goodput_ceiling_mbps(10_000_000), "seed {}: the pair fills the link: {total:.2} Mb/s", spec.seed);
     assert!(vegas <= 0.25 * total, "seed {}: Vegas {vegas:.2} Mb/s vs NewReno {nr:.2}: well below its fair half", spec.seed);
@@ -168,6 +172,7 @@ fn each_variant_shares_fairly_with_itself_at_equal_rtt() {
         let r = run(&spec);
         let x = [mean_mbps(&r, 0, 50, 200), mean_mbps(&r, 1, 50, 200)];
         let j = jain(&x);
+        println!("{cc}: {x:.2?} Mb/s, JFI {j:.3}");
         assert!(j >= 0.9, "seed {}: {cc}: JFI {j:.3} for {x:.2?} Mb/s", spec.seed);
         if cc != "lp" {
             assert!(x[0] + x[1] >= 0.9 * goodput_ceiling_mbps(20_000_000), "seed {}: {cc}: {x:.2?} Mb/s", spec.seed);
