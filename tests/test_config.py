@@ -264,7 +264,7 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"topology.kind": "star"}, "topology.kind = 'star'", "expected one of 'dumbbell', 'graph'"),
     ({"topology.loss": 1.5}, "topology.loss = 1.5", "expected a probability in [0, 1)"),
     ({"topology.access_delay": "30ms"}, "topology.rtt = '100ms'", "expected a base RTT of at least 4 × access_delay = 120ms"),
-    ({"flows[0].variant": "vegas"}, "flows[0].variant = 'vegas'", "expected a TCP variant: one of tahoe, reno, newreno, sack"),
+    ({"flows[0].variant": "fast"}, "flows[0].variant = 'fast'", "expected a TCP variant: one of tahoe, reno, newreno, sack"),
     ({"flows[0].kind": "udp"}, "flows[0].kind = 'udp'", "expected one of 'tcp', 'cbr'"),
     ({"flows[1].start": "400s"}, "flows[1].start = '400s'", "expected a start before the end of the run"),
     ({"flows[1].stop": "30s"}, "flows[1].stop = '30s'", "expected a stop after the flow's start (60s)"),

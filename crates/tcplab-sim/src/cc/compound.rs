@@ -333,7 +333,7 @@ impl CongestionOps for Compound {
         }
     }
 
-    fn cwnd_event(&mut self, tp: &TcpCcView, ev: CaEvent) {
+    fn cwnd_event(&mut self, tp: &mut TcpCcView, ev: CaEvent) {
         match ev {
             // Caltech: restart as at connection start, but keep baseRTT.
             CaEvent::TxStart | CaEvent::CwndRestart => {
@@ -354,7 +354,7 @@ impl CongestionOps for Compound {
 
     /// RTT samples: baseRTT is the smallest ever; the round keeps its smallest (filtering out
     /// delayed ACKs, as Vegas does).
-    fn pkts_acked(&mut self, _tp: &TcpCcView, sample: &AckSample) {
+    fn pkts_acked(&mut self, _tp: &mut TcpCcView, sample: &AckSample) {
         if let Some(rtt) = sample.rtt_ns {
             let rtt = rtt.max(1);
             self.base_rtt_ns = self.base_rtt_ns.min(rtt);
@@ -480,7 +480,7 @@ mod tests {
         let mut c = with(&[]);
         let mut tp = steady(&mut c, 60, 40);
         tp.snd_ssthresh = c.ssthresh(&tp);
-        c.cwnd_event(&tp, CaEvent::Loss);
+        c.cwnd_event(&mut tp, CaEvent::Loss);
         tp.snd_cwnd = 1;
         assert_eq!((c.cwnd, c.dwnd), (1, 0));
         // Slow start: one ACK → 2 segments, all Reno.
@@ -547,7 +547,7 @@ mod tests {
         tp.is_cwnd_limited = true;
         c.base_rtt_ns = 100 * MS;
         for _ in 0..2 {
-            c.pkts_acked(&tp, &AckSample { pkts_acked: 50, rtt_ns: Some(101 * MS), in_flight: 100 });
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 50, rtt_ns: Some(101 * MS), in_flight: 100 });
         }
         c.cong_avoid(&mut tp, 100, 100);
         assert_eq!(c.dwnd, 40 << DWND_SHIFT);

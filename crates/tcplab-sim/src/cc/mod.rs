@@ -10,12 +10,26 @@
 
 mod compound;
 pub mod helpers;
+pub mod hybla;
+pub mod illinois;
+pub mod lp;
 pub mod params;
 mod reno;
+pub mod vegas;
+pub mod veno;
+pub mod westwood;
+pub mod yeah;
 
 pub use compound::Compound;
+pub use hybla::Hybla;
+pub use illinois::Illinois;
+pub use lp::Lp;
 pub use params::{Param, ParamValues};
 pub use reno::Reno;
+pub use vegas::Vegas;
+pub use veno::Veno;
+pub use westwood::Westwood;
+pub use yeah::Yeah;
 
 use std::collections::BTreeMap;
 
@@ -63,10 +77,74 @@ pub const ALGORITHMS: &[Algorithm] = &[
         params: compound::PARAMS,
         build: |p| Cc::Compound(Compound::new(p)),
     },
+    Algorithm {
+        name: "vegas",
+        aliases: &[],
+        about: "Delay-based: keep between alpha and beta segments queued, adjusting cwnd by 1 per RTT",
+        reference: "Brakmo & Peterson, IEEE JSAC 13(8), 1995",
+        linux: "net/ipv4/tcp_vegas.c",
+        params: vegas::PARAMS,
+        build: |v| Cc::Vegas(Vegas::new(v)),
+    },
+    Algorithm {
+        name: "veno",
+        aliases: &[],
+        about: "Reno whose decrease (4/5 or 1/2) and increase follow a Vegas-style backlog estimate",
+        reference: "Fu & Liew, IEEE JSAC 21(2), 2003",
+        linux: "net/ipv4/tcp_veno.c",
+        params: veno::PARAMS,
+        build: |v| Cc::Veno(Veno::new(v)),
+    },
+    Algorithm {
+        name: "westwood",
+        aliases: &["westwood+", "westwoodplus"],
+        about: "Reno probing; after a loss cwnd and ssthresh = bandwidth estimate x RTTmin",
+        reference: "Mascolo et al., ACM MobiCom 2001; Grieco & Mascolo, ACM CCR 34(2), 2004 (Westwood+)",
+        linux: "net/ipv4/tcp_westwood.c",
+        params: westwood::PARAMS,
+        build: |v| Cc::Westwood(Westwood::new(v)),
+    },
+    Algorithm {
+        name: "illinois",
+        aliases: &[],
+        about: "Loss-based AIMD with alpha (0.3-10) and beta (1/8-1/2) set by average queueing delay",
+        reference: "Liu, Basar & Srikant, VALUETOOLS 2006",
+        linux: "net/ipv4/tcp_illinois.c",
+        params: illinois::PARAMS,
+        build: |v| Cc::Illinois(Illinois::new(v)),
+    },
+    Algorithm {
+        name: "yeah",
+        aliases: &[],
+        about: "Scalable-TCP growth while the estimated queue is small, Reno otherwise; drains its queue",
+        reference: "Baiocchi, Castellani & Vacirca, PFLDnet 2007",
+        linux: "net/ipv4/tcp_yeah.c",
+        params: yeah::PARAMS,
+        build: |v| Cc::Yeah(Yeah::new(v)),
+    },
+    Algorithm {
+        name: "lp",
+        aliases: &["tcp-lp"],
+        about: "Low priority: Reno that backs off on rising one-way delay (needs timestamps)",
+        reference: "Kuzmanovic & Knightly, IEEE INFOCOM 2003",
+        linux: "net/ipv4/tcp_lp.c",
+        params: lp::PARAMS,
+        build: |v| Cc::Lp(Lp::new(v)),
+    },
+    Algorithm {
+        name: "hybla",
+        aliases: &[],
+        about: "Growth scaled by rho = RTT/RTT0 so long-RTT flows grow like an RTT0 flow",
+        reference: "Caini & Firrincieli, Int. J. Satellite Commun. Netw. 22(5), 2004",
+        linux: "net/ipv4/tcp_hybla.c",
+        params: hybla::PARAMS,
+        build: |v| Cc::Hybla(Hybla::new(v)),
+    },
 ];
 
 /// Parameter profiles: older kernels' defaults, so the papers' configuration can be reproduced.
-/// Each entry: (profile, algorithm, parameter, value).
+/// Each entry: (profile, algorithm, parameter, value). Vegas, Illinois and Hybla, the delay-based
+/// algorithms with parameters, had today's defaults in 2.6.22 (see `docs/algorithms/`).
 pub const PROFILES: &[(&str, &str, &str, f64)] = &[];
 
 /// The profile names known.
@@ -140,6 +218,11 @@ pub struct TcpCcView {
     pub snd_nxt: u32,
     pub ca_state: CaState,
     pub now_ns: Nanos,
+    /// RFC 7323 TSval of the last ACK (the receiver's clock when it sent it; Linux
+    /// `rx_opt.rcv_tsval`), ns; 0 without timestamps. TCP-LP reads one-way delay from it.
+    pub rcv_tsval_ns: Nanos,
+    /// RFC 7323 TSecr of the last ACK (Linux `rx_opt.rcv_tsecr`), ns; 0 without timestamps.
+    pub rcv_tsecr_ns: Nanos,
 }
 
 impl TcpCcView {
@@ -159,6 +242,8 @@ impl TcpCcView {
             snd_nxt: 0,
             ca_state: CaState::Open,
             now_ns: 0,
+            rcv_tsval_ns: 0,
+            rcv_tsecr_ns: 0,
         }
     }
 
@@ -195,9 +280,12 @@ pub trait CongestionOps {
     }
     /// The connection's `ca_state` is about to change.
     fn set_state(&mut self, _tp: &TcpCcView, _new_state: CaState) {}
-    fn cwnd_event(&mut self, _tp: &TcpCcView, _ev: CaEvent) {}
-    /// Every ACK that acknowledges something, with its RTT sample.
-    fn pkts_acked(&mut self, _tp: &TcpCcView, _sample: &AckSample) {}
+    /// An event; like Linux's hook it may write the window (Westwood+ sets cwnd and ssthresh
+    /// from its bandwidth estimate at `CompleteCwr` and `Loss`).
+    fn cwnd_event(&mut self, _tp: &mut TcpCcView, _ev: CaEvent) {}
+    /// Every ACK that acknowledges something, with its RTT sample. May write the window, as
+    /// Linux's may (TCP-LP cuts cwnd here on early congestion).
+    fn pkts_acked(&mut self, _tp: &mut TcpCcView, _sample: &AckSample) {}
 }
 
 /// Every congestion control, dispatched by `match`.
@@ -205,6 +293,13 @@ pub trait CongestionOps {
 pub enum Cc {
     Reno(Reno),
     Compound(Compound),
+    Vegas(Vegas),
+    Veno(Veno),
+    Westwood(Westwood),
+    Illinois(Illinois),
+    Yeah(Yeah),
+    Lp(Lp),
+    Hybla(Hybla),
 }
 
 impl Cc {
@@ -229,6 +324,13 @@ macro_rules! dispatch {
         match $self {
             Cc::Reno($c) => $e,
             Cc::Compound($c) => $e,
+            Cc::Vegas($c) => $e,
+            Cc::Veno($c) => $e,
+            Cc::Westwood($c) => $e,
+            Cc::Illinois($c) => $e,
+            Cc::Yeah($c) => $e,
+            Cc::Lp($c) => $e,
+            Cc::Hybla($c) => $e,
         }
     };
 }
@@ -255,11 +357,11 @@ impl CongestionOps for Cc {
         dispatch!(self, c => c.set_state(tp, new_state))
     }
     #[inline]
-    fn cwnd_event(&mut self, tp: &TcpCcView, ev: CaEvent) {
+    fn cwnd_event(&mut self, tp: &mut TcpCcView, ev: CaEvent) {
         dispatch!(self, c => c.cwnd_event(tp, ev))
     }
     #[inline]
-    fn pkts_acked(&mut self, tp: &TcpCcView, sample: &AckSample) {
+    fn pkts_acked(&mut self, tp: &mut TcpCcView, sample: &AckSample) {
         dispatch!(self, c => c.pkts_acked(tp, sample))
     }
 }

@@ -136,7 +136,7 @@ impl TcpSender {
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.active = true;
         self.tp.now_ns = now;
-        self.cc.cwnd_event(&self.tp, CaEvent::TxStart);
+        self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         self.try_send(now, out);
     }
 
@@ -258,7 +258,7 @@ impl TcpSender {
         self.tp.snd_cwnd = self.tp.snd_ssthresh;
         self.dupacks = 0;
         self.set_state(CaState::Open);
-        self.cc.cwnd_event(&self.tp, CaEvent::CompleteCwr);
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
     }
 
     /// RFC 6937 PRR with the slow-start reduction bound, as Linux `tcp_cwnd_reduction`:
@@ -298,6 +298,9 @@ impl TcpSender {
         let una_advanced = acked.segs > 0;
         self.tp.snd_una = p.ack;
         self.tp.snd_nxt = self.snd_nxt;
+        if self.timestamps {
+            (self.tp.rcv_tsval_ns, self.tp.rcv_tsecr_ns) = (p.ts_val_ns, p.ts_ecr_ns);
+        }
         if una_advanced {
             self.sb.clear_block_cache();
         }
@@ -325,7 +328,7 @@ impl TcpSender {
         let delivered = acked.not_sacked + newly_sacked;
         if delivered > 0 {
             let sample = AckSample { pkts_acked: delivered, rtt_ns: ca_rtt, in_flight: prior_in_flight };
-            self.cc.pkts_acked(&self.tp, &sample);
+            self.cc.pkts_acked(&mut self.tp, &sample);
         }
         // RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding.
         let is_dupack = !una_advanced && packets_out > 0;
@@ -449,7 +452,7 @@ impl TcpSender {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
         }
-        self.cc.cwnd_event(&self.tp, CaEvent::Loss);
+        self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         self.set_state(CaState::Loss);
         self.tp.snd_cwnd = 1;
         self.tp.snd_cwnd_cnt = 0;
