@@ -271,7 +271,11 @@ pub struct DccpSpec {
     /// Ack Ratio at the start (RFC 4340 §11.3 default 2).
     #[serde(default = "default_ack_ratio")]
     pub init_ack_ratio: u32,
-    /// The receiver's Sequence Window (RFC 4340 §7.5.2 default 100), which sets Ack Ratio.
+    /// How the sender adapts Ack Ratio.
+    #[serde(default)]
+    pub ack_ratio_policy: AckRatioPolicy,
+    /// The receiver's Sequence Window (RFC 4340 §7.5.2 default 100), which sets Ack Ratio
+    /// under the "linux" policy.
     #[serde(default = "default_seq_window")]
     pub seq_window_pkts: u32,
     #[serde(default = "default_min_rto")]
@@ -280,6 +284,19 @@ pub struct DccpSpec {
     pub initial_rto_ns: Nanos,
     #[serde(default = "default_dccp_max_rto")]
     pub max_rto_ns: Nanos,
+}
+
+/// How a CCID 2 sender sets Ack Ratio (RFC 4341 §6.1.2 bounds it by ⌈cwnd/2⌉ either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckRatioPolicy {
+    /// RFC 4341 §6.1.2 Ack congestion control, as Linux 2.6.22 ran it: double Ack Ratio in a
+    /// window with lost Acks, decrease it by 1 after cwnd/(R² − R) windows without.
+    #[default]
+    Rfc4341,
+    /// Linux since 2.6.38 (Ack congestion control compiled out): about 10–20 Acks per window,
+    /// so that five windows of Acks fit the receiver's Sequence Window.
+    Linux,
 }
 
 fn default_ccid() -> u8 {

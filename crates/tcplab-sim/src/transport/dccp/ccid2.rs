@@ -8,15 +8,16 @@
 //!   packets sent before the last reduction (`ccid2_congestion_event`);
 //! - RTO (RFC 4341 §5, RFC 2988, as Linux TCP computes it): cwnd = 1, ssthresh = cwnd/2,
 //!   everything outstanding is forgotten, Ack Ratio 1, the timeout doubles;
-//! - Ack Ratio (RFC 4341 §6.1.2, RFC 4340 §7.5.2): kept so that a window brings about 10–20
-//!   Acks, never above ⌈cwnd/2⌉;
+//! - Ack Ratio (RFC 4341 §6.1.2), never above ⌈cwnd/2⌉: by default RFC 4341's Ack congestion
+//!   control (doubled in a window with lost Acks, down by 1 after cwnd/(R² − R) windows
+//!   without; Linux 2.6.22), or today's Linux rule, about 10–20 Acks per window (RFC 4340 §7.5.2);
 //! - no retransmission: a lost datagram is gone.
 
 use std::collections::VecDeque;
 
 use crate::ids::{FlowId, NodeId};
 use crate::net::packet::{Kind, Packet};
-use crate::spec::DccpSpec;
+use crate::spec::{AckRatioPolicy, DccpSpec};
 use crate::time::Nanos;
 use crate::transport::dccp::AckVector;
 use crate::transport::TimerSlot;
@@ -164,8 +165,15 @@ pub struct Ccid2Sender {
     packets_acked: u32,
     /// Ack Ratio this side asks of the receiver (RFC 4340 §11.3).
     pub ack_ratio: u32,
+    policy: AckRatioPolicy,
     /// The receiver's Sequence Window (RFC 4340 §7.5.2), packets.
     seq_window: u32,
+    /// Sequence number of the last DCCP-Ack received (Ack loss detection, RFC 4341 §6.1.2).
+    last_ack_seq: Option<u32>,
+    /// Acks were lost in the current window (Ack Ratio already doubled for it).
+    ack_loss: bool,
+    /// Data packets sent since Ack Ratio last changed or the last window with Ack loss ended.
+    ar_sent: u64,
     /// Sequence number of `hist[0]`.
     tail: u32,
     next_seq: u32,
@@ -196,7 +204,11 @@ impl Ccid2Sender {
             packets_acked: 0,
             // `ccid2_hc_tx_init`: the Ack Ratio in force, at most ⌈cwnd/2⌉.
             ack_ratio: bounded_ack_ratio(spec.init_ack_ratio, cwnd),
+            policy: spec.ack_ratio_policy,
             seq_window: spec.seq_window_pkts,
+            last_ack_seq: None,
+            ack_loss: false,
+            ar_sent: 0,
             tail: 0,
             next_seq: 0,
             hist: VecDeque::with_capacity(1024),
@@ -233,11 +245,50 @@ impl Ccid2Sender {
         self.ack_ratio = bounded_ack_ratio(val, self.cwnd);
     }
 
-    /// Linux `ccid2_check_l_ack_ratio`: after the window shrank, an Ack Ratio above cwnd would
-    /// leave a whole window unacknowledged; bring it to cwnd/2 (at least 1).
+    /// After the window shrank. Linux `ccid2_check_l_ack_ratio`: an Ack Ratio above cwnd would
+    /// leave a whole window unacknowledged; bring it to cwnd/2 (at least 1). RFC 4341 §6.1.2
+    /// (Linux 2.6.22 `ccid2_change_cwnd`): keep it at most ⌈cwnd/2⌉.
     fn check_ack_ratio(&mut self) {
-        if self.ack_ratio > self.cwnd {
-            self.set_ack_ratio((self.cwnd / 2).max(1));
+        match self.policy {
+            AckRatioPolicy::Linux if self.ack_ratio > self.cwnd => self.set_ack_ratio((self.cwnd / 2).max(1)),
+            AckRatioPolicy::Rfc4341 => self.set_ack_ratio(self.ack_ratio),
+            _ => {}
+        }
+    }
+
+    /// RFC 4341 §6.1.2 after each data packet sent (Linux 2.6.22 `ccid2_hc_tx_packet_sent`):
+    /// a window after Ack loss ends the loss episode; without Ack loss, R decreases by 1 every
+    /// cwnd/(R² − R) windows, i.e. every cwnd²/(R² − R) packets.
+    fn ack_ratio_on_sent(&mut self) {
+        self.ar_sent += 1;
+        if self.ack_loss {
+            if self.ar_sent >= self.cwnd as u64 {
+                self.ar_sent = 0;
+                self.ack_loss = false;
+            }
+        } else if self.ack_ratio > 1 {
+            let r = self.ack_ratio as u64;
+            let cwnd = self.cwnd as u64;
+            if self.ar_sent >= cwnd * cwnd / (r * r - r) {
+                self.set_ack_ratio(self.ack_ratio - 1);
+                self.ar_sent = 0;
+            }
+        } else {
+            self.ar_sent = 0;
+        }
+    }
+
+    /// RFC 4341 §6.1.2: a gap in the Acks' sequence numbers is Ack loss; double Ack Ratio,
+    /// once per window.
+    fn ack_ratio_on_ack(&mut self, ack_seq: u32) {
+        let lost = self.last_ack_seq.is_some_and(|l| ack_seq > l.wrapping_add(1));
+        if self.last_ack_seq.is_none_or(|l| ack_seq > l) {
+            self.last_ack_seq = Some(ack_seq);
+        }
+        if lost && !self.ack_loss {
+            self.set_ack_ratio(self.ack_ratio * 2);
+            self.ack_loss = true;
+            self.ar_sent = 0;
         }
     }
 
@@ -253,6 +304,9 @@ impl Ccid2Sender {
             self.pipe += 1;
             self.stats.sent_pkts += 1;
             self.stats.sent_bytes += self.packet_bytes as u64;
+            if self.policy == AckRatioPolicy::Rfc4341 {
+                self.ack_ratio_on_sent();
+            }
             // `ccid2_hc_tx_packet_sent` restarts the timer with every packet.
             self.rto_timer.deadline = Some(now + self.rtt.rto_ns);
             out.push(p);
@@ -264,7 +318,8 @@ impl Ccid2Sender {
     fn new_ack(&mut self, sent_ns: Nanos, maxincr: &mut u32, now: Nanos) {
         // Acks per window: what the receiver's Sequence Window must hold (RFC 4340 §7.5.2).
         let r_seq_used = self.cwnd / self.ack_ratio;
-        if r_seq_used < self.seq_window {
+        let linux = self.policy == AckRatioPolicy::Linux;
+        if !linux || r_seq_used < self.seq_window {
             if self.cwnd < self.ssthresh {
                 if *maxincr > 0 {
                     self.packets_acked += 1;
@@ -282,10 +337,12 @@ impl Ccid2Sender {
                 }
             }
         }
-        if r_seq_used * WIN_CHANGE_FACTOR >= self.seq_window {
-            self.set_ack_ratio(self.ack_ratio * 2);
-        } else if r_seq_used * WIN_CHANGE_FACTOR < self.seq_window / 2 {
-            self.set_ack_ratio((self.ack_ratio / 2).max(1));
+        if linux {
+            if r_seq_used * WIN_CHANGE_FACTOR >= self.seq_window {
+                self.set_ack_ratio(self.ack_ratio * 2);
+            } else if r_seq_used * WIN_CHANGE_FACTOR < self.seq_window / 2 {
+                self.set_ack_ratio((self.ack_ratio / 2).max(1));
+            }
         }
         let gss = self.next_seq.saturating_sub(1);
         self.rtt.sample(now - sent_ns, self.high_ack.unwrap_or(0), gss);
@@ -306,6 +363,9 @@ impl Ccid2Sender {
     /// A DCCP-Ack arrived (`ccid2_hc_tx_packet_recv`).
     pub fn on_ack(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
         self.stats.acks_received += 1;
+        if self.policy == AckRatioPolicy::Rfc4341 {
+            self.ack_ratio_on_ack(p.seq);
+        }
         if !self.hist.is_empty() && p.ack < self.next_seq {
             self.process_ack(p, now);
         }
@@ -384,6 +444,8 @@ impl Ccid2Sender {
         self.hist.clear();
         self.packets_acked = 0;
         self.set_ack_ratio(1);
+        self.ack_loss = false;
+        self.ar_sent = 0;
         self.rto_timer.deadline = Some(now + self.rtt.rto_ns);
         self.try_send(now, out);
     }
@@ -436,7 +498,9 @@ mod tests {
         assert_eq!(bounded_ack_ratio(1 << 20, 1 << 24), ACK_RATIO_MAX);
         // The sender keeps cwnd / R in [10, 20): the receiver's Sequence Window of 100 holds
         // five windows of Acks (RFC 4340 §7.5.2, Linux CCID2_WIN_CHANGE_FACTOR).
-        let (mut s, mut out) = sender(400);
+        let mut s = Ccid2Sender::new(FlowId(0), NodeId(1), &spec(serde_json::json!({"init_cwnd_pkts": 400, "ack_ratio_policy": "linux"})));
+        let mut out = vec![];
+        s.start(0, &mut out);
         assert_eq!(out.len(), 400);
         let mut t = 0;
         for k in 0..400u32 {
@@ -453,6 +517,32 @@ mod tests {
         s.on_rto(t * NS_PER_MS, &mut out);
         assert_eq!((s.cwnd, s.ack_ratio, s.pipe), (1, 1, 1));
         assert_eq!(out.last().unwrap().ack_ratio, 1);
+    }
+
+    #[test]
+    fn rfc4341_ack_congestion_control() {
+        // R decreases by 1 after cwnd/(R² − R) windows = cwnd²/(R² − R) packets without Ack loss:
+        // R = 3 at cwnd 30 after 900/6 = 150 packets, then R = 2 after 900/2 = 450 more.
+        let (mut s, mut out) = sender(30);
+        s.ack_ratio = 3;
+        s.ar_sent = 0;
+        for i in 1..=600u64 {
+            s.ack_ratio_on_sent();
+            let want = if i < 150 { 3 } else if i < 600 { 2 } else { 1 };
+            assert_eq!(s.ack_ratio, want, "after {i} packets");
+        }
+        // A gap in the Acks' sequence numbers doubles R, once for the window.
+        s.ack_ratio = 2;
+        for (ack_seq, want) in [(0, 2), (1, 2), (3, 4), (5, 4)] {
+            let mut a = ack(0, &[1]);
+            a.seq = ack_seq;
+            s.on_ack(&a, NS_PER_MS, &mut out);
+            assert_eq!(s.ack_ratio, want, "ack {ack_seq}");
+        }
+        // Never above ⌈cwnd/2⌉.
+        s.cwnd = 5;
+        s.check_ack_ratio();
+        assert_eq!(s.ack_ratio, 3);
     }
 
     #[test]
