@@ -13,6 +13,9 @@ A variant is a loss recovery plus a congestion control (the engine keeps them ap
 
 Names are read the way people type them: case, ``-``/``_``/spaces and a leading ``tcp`` are ignored
 (``"TCP NewReno"``, ``"new-reno"`` → ``newreno``).
+
+``ccid2`` (also ``dccp``, ``DCCP/CCID2``) is not TCP: it names a DCCP flow with CCID 2, TCP-like
+congestion control (RFC 4340, RFC 4341), which the engine runs as its own kind of flow.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Variant", "CLASSIC", "LINUX_CC", "resolve", "names", "normalise"]
+__all__ = ["Variant", "CLASSIC", "LINUX_CC", "DCCP", "resolve", "names", "tcp_names", "normalise", "is_dccp"]
 
 Recovery = Literal["tahoe", "reno", "newreno", "sack"]
 
@@ -60,6 +63,16 @@ def _engine_algorithms() -> dict[str, str]:
 LINUX_CC: dict[str, str] = _engine_algorithms()
 
 
+#: DCCP variants: name → description. Users may also type ``dccp`` or ``dccp/ccid2`` for ``ccid2``.
+DCCP: dict[str, str] = {"ccid2": "DCCP with CCID 2, TCP-like congestion control (RFC 4340, RFC 4341)"}
+_DCCP_ALIASES = {"ccid2": "ccid2", "dccp": "ccid2", "dccpccid2": "ccid2"}
+
+
+def is_dccp(name: str) -> bool:
+    """Whether ``name`` is a DCCP variant (``ccid2``, ``dccp``, ``DCCP/CCID2`` …)."""
+    return normalise(name).replace("/", "") in _DCCP_ALIASES
+
+
 def normalise(name: str) -> str:
     """``"TCP New-Reno"`` → ``"newreno"``."""
     key = re.sub(r"[\s_\-]+", "", name.strip().lower())
@@ -69,12 +82,17 @@ def normalise(name: str) -> str:
 
 
 def names() -> list[str]:
-    """Every variant name accepted, classic ones first."""
+    """Every variant name accepted, classic ones first, DCCP last."""
+    return [*CLASSIC, *LINUX_CC, *DCCP]
+
+
+def tcp_names() -> list[str]:
+    """The TCP variant names, classic ones first."""
     return [*CLASSIC, *LINUX_CC]
 
 
 def resolve(name: str) -> Variant:
-    """The :class:`Variant` for a user's name; ``KeyError`` if there is none."""
+    """The TCP :class:`Variant` for a user's name; ``KeyError`` if there is none (or it is DCCP)."""
     key = normalise(name)
     if key in CLASSIC:
         return CLASSIC[key]
