@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="VARIANT[@START[:STOP]]",
-        help="a TCP flow, e.g. newreno or newreno@60s or reno@10s:50s; repeat for more (replaces FILE's flows)",
+        help="a flow, e.g. newreno or newreno@60s or reno@10s:50s, or ccid2 for DCCP; repeat for more (replaces FILE's flows)",
     )
     sim.add_argument(
         "--set",

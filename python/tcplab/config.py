@@ -52,6 +52,7 @@ __all__ = [
     "CcSettings",
     "TcpFlow",
     "CbrFlow",
+    "DccpFlow",
     "CbrSteps",
     "load_scenario",
     "read_toml",
@@ -413,7 +414,7 @@ class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
     """A bulk TCP transfer (infinite backlog, like iperf)."""
 
     kind: Literal["tcp"] = "tcp"
-    variant: str = Field(description="TCP variant: " + ", ".join(variants.names()))
+    variant: str = Field(description="TCP variant: " + ", ".join(variants.tcp_names()))
     drop_segments: list[_integer(0)] = Field(default_factory=list, description="drop the first transmission of these segments (0-based)")  # type: ignore[valid-type]
     cc_params: dict[str, Any] = Field(default_factory=dict, description="this flow's congestion-control parameters, over [cc.<name>]")
 
@@ -430,7 +431,7 @@ class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
                 return variants.normalise(value)
             return variants.resolve(value).name
         except KeyError:
-            raise _invalid(f"expected a TCP variant: one of {', '.join(dict.fromkeys([*variants.names(), *extra]))}") from None
+            raise _invalid(f"expected a TCP variant: one of {', '.join(dict.fromkeys([*variants.tcp_names(), *extra]))}; or {', '.join(variants.DCCP)} for DCCP") from None
 
 
 class CbrSteps(_Model):
@@ -491,9 +492,47 @@ class CbrFlow(_Flow):
         return sorted((t.ns, r.bps) for t, r in self.schedule or [])
 
 
+class DccpFlow(_Flow):
+    """A DCCP bulk transfer with CCID 2 (RFC 4340, RFC 4341), like iperf's DCCP mode.
+
+    ``variant = "ccid2"`` (or ``"dccp"``) on a flow makes it one; ``kind = "dccp"`` does too.
+    """
+
+    kind: Literal["dccp"] = "dccp"
+    variant: str = Field("ccid2", description="DCCP congestion control: ccid2")
+    packet_size: PositiveSize = Field(Size(1500), description="IP packet size; the payload is 76 B less (1424 B at 1500 B)")
+    ack_ratio: Literal["rfc4341", "linux"] = Field(
+        "rfc4341", description="Ack Ratio rule: RFC 4341 Ack congestion control (Linux 2.6.22) or Linux ≥ 2.6.38 (10–20 Acks per window)"
+    )
+
+    #: Headers of a data packet: IP 20, DCCP 16 + 8, and 32 B of options (engine spec).
+    HEADER_BYTES: ClassVar[int] = 76
+
+    @field_validator("variant", mode="before")
+    @classmethod
+    def _known_variant(cls, value: Any) -> str:
+        if not isinstance(value, str) or not variants.is_dccp(value):
+            raise _invalid(f"expected a DCCP variant: one of {', '.join(variants.DCCP)}")
+        return "ccid2"
+
+    def _check(self) -> None:
+        if not self.HEADER_BYTES < self.packet_size.bytes <= 65_535:
+            raise _invalid(f"expected more than {self.HEADER_BYTES} B (the headers) and at most 65535 B", at="packet_size", value=str(self.packet_size))
+
+
+def _flow_tag(value: Any) -> str:
+    """A flow's ``kind``; without one, ``dccp`` for a DCCP variant, else ``tcp``."""
+    get = value.get if isinstance(value, dict) else lambda key, default=None: getattr(value, key, default)
+    kind = get("kind", None)
+    if kind is None:
+        variant = get("variant", None)
+        kind = "dccp" if isinstance(variant, str) and variants.is_dccp(variant) else "tcp"
+    return f"~{kind}"
+
+
 Flow = Annotated[
-    Union[Annotated[TcpFlow, Tag("~tcp")], Annotated[CbrFlow, Tag("~cbr")]],
-    Discriminator(_tagged_by_kind("tcp")),
+    Union[Annotated[TcpFlow, Tag("~tcp")], Annotated[CbrFlow, Tag("~cbr")], Annotated[DccpFlow, Tag("~dccp")]],
+    Discriminator(_flow_tag),
 ]
 
 
@@ -555,7 +594,7 @@ class Scenario(_Model):
                 raise _invalid(f"expected true: variant '{flow.variant}' recovers with SACK blocks", at=f"{at}.sack", value=False)
             check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
 
-    def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow) -> None:
+    def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow | DccpFlow) -> None:
         if isinstance(self.topology, Dumbbell):
             for key in ("src", "dst"):
                 if getattr(flow, key) is not None:
@@ -588,8 +627,8 @@ class Scenario(_Model):
 
     @property
     def flow_variants(self) -> list[str]:
-        """Each flow's variant name (``"cbr"`` for CBR flows)."""
-        return [flow.variant if isinstance(flow, TcpFlow) else "cbr" for flow in self.flows]
+        """Each flow's variant name (``"ccid2"`` for DCCP, ``"cbr"`` for CBR flows)."""
+        return [flow.variant if isinstance(flow, (TcpFlow, DccpFlow)) else "cbr" for flow in self.flows]
 
     @property
     def measurement_window(self) -> tuple[Time, Time]:
@@ -666,14 +705,14 @@ class Scenario(_Model):
             ],
         }
 
-    def _endpoints(self, i: int, flow: TcpFlow | CbrFlow) -> tuple[int, int]:
+    def _endpoints(self, i: int, flow: TcpFlow | CbrFlow | DccpFlow) -> tuple[int, int]:
         if isinstance(self.topology, Dumbbell):
             # Senders are nodes 0..N, receivers N..2N (engine spec, dumbbell numbering).
             return i, len(self.flows) + i
         nodes = self.topology.nodes
         return nodes.index(flow.src or ""), nodes.index(flow.dst or "")
 
-    def _flow_spec(self, i: int, flow: TcpFlow | CbrFlow) -> dict[str, Any]:
+    def _flow_spec(self, i: int, flow: TcpFlow | CbrFlow | DccpFlow) -> dict[str, Any]:
         src, dst = self._endpoints(i, flow)
         common = {
             "src": src,
@@ -687,6 +726,15 @@ class Scenario(_Model):
                 **common,
                 "packet_bytes": flow.packet_size.bytes,
                 "schedule": [[flow.start.ns + offset, rate] for offset, rate in flow.points()],
+            }
+        if isinstance(flow, DccpFlow):
+            return {
+                "kind": "dccp",
+                **common,
+                "ccid": 2,
+                "packet_bytes": flow.packet_size.bytes,
+                "header_bytes": DccpFlow.HEADER_BYTES,
+                "ack_ratio_policy": flow.ack_ratio,
             }
         variant = variants.resolve(flow.variant)
         tcp = self.tcp_settings(flow)

@@ -14,6 +14,9 @@ A variant is a loss recovery plus a congestion control (the engine keeps them ap
 
 Names are read the way people type them: case, ``-``/``_``/spaces and a leading ``tcp`` are ignored
 (``"TCP NewReno"``, ``"new-reno"`` → ``newreno``).
+
+``ccid2`` (also ``dccp``, ``DCCP/CCID2``) is not TCP: it names a DCCP flow with CCID 2, TCP-like
+congestion control (RFC 4340, RFC 4341), which the engine runs as its own kind of flow.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Variant", "CLASSIC", "ENGINE", "LINUX_CC", "resolve", "algorithm", "names", "normalise"]
+__all__ = ["Variant", "CLASSIC", "ENGINE", "LINUX_CC", "DCCP", "resolve", "algorithm", "names", "tcp_names", "normalise", "is_dccp"]
 
 Recovery = Literal["tahoe", "reno", "newreno", "sack"]
 
@@ -68,6 +71,16 @@ ENGINE: dict[str, dict[str, Any]] = _engine_registry()
 LINUX_CC: dict[str, str] = {name: a["about"] for name, a in ENGINE.items() if name not in CLASSIC}
 
 
+#: DCCP variants: name → description. Users may also type ``dccp`` or ``dccp/ccid2`` for ``ccid2``.
+DCCP: dict[str, str] = {"ccid2": "DCCP with CCID 2, TCP-like congestion control (RFC 4340, RFC 4341)"}
+_DCCP_ALIASES = {"ccid2": "ccid2", "dccp": "ccid2", "dccpccid2": "ccid2"}
+
+
+def is_dccp(name: str) -> bool:
+    """Whether ``name`` is a DCCP variant (``ccid2``, ``dccp``, ``DCCP/CCID2`` …)."""
+    return normalise(name).replace("/", "") in _DCCP_ALIASES
+
+
 def normalise(name: str) -> str:
     """``"TCP New-Reno"`` → ``"newreno"``."""
     key = re.sub(r"[\s_\-]+", "", name.strip().lower())
@@ -77,7 +90,12 @@ def normalise(name: str) -> str:
 
 
 def names() -> list[str]:
-    """Every variant name accepted, classic ones first."""
+    """Every variant name accepted, classic ones first, DCCP last."""
+    return [*CLASSIC, *LINUX_CC, *DCCP]
+
+
+def tcp_names() -> list[str]:
+    """The TCP variant names, classic ones first."""
     return [*CLASSIC, *LINUX_CC]
 
 
@@ -92,7 +110,7 @@ def algorithm(name: str) -> dict[str, Any]:
 
 
 def resolve(name: str) -> Variant:
-    """The :class:`Variant` for a user's name; ``KeyError`` if there is none."""
+    """The TCP :class:`Variant` for a user's name; ``KeyError`` if there is none (or it is DCCP)."""
     key = normalise(name)
     if key in CLASSIC:
         return CLASSIC[key]

@@ -10,6 +10,7 @@ use crate::result::{Column, SimResult, Table};
 use crate::rng::{Rng, Stream};
 use crate::spec::{FlowSpec, Spec};
 use crate::time::{tx_time_ns, Nanos};
+use crate::transport::dccp::{Ccid2Sender, DccpReceiver};
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::udp::cbr::{CbrSink, CbrSource};
 use crate::transport::TimerSlot;
@@ -20,6 +21,7 @@ use std::collections::VecDeque;
 enum Endpoints {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
     Cbr { source: CbrSource, sink: CbrSink },
+    Dccp { sender: Ccid2Sender, receiver: DccpReceiver },
 }
 
 #[derive(Debug)]
@@ -27,7 +29,7 @@ struct Flow {
     src: NodeId,
     dst: NodeId,
     ends: Endpoints,
-    /// Data packets (TCP segments or datagrams) dropped in the network, by queue or loss model.
+    /// Data packets (TCP segments, UDP or DCCP datagrams) dropped in the network, by queue or loss model.
     net_dropped_pkts: u64,
 }
 
@@ -85,6 +87,7 @@ impl Flow {
                 [receiver.stats.goodput_bytes, st.retrans_pkts, st.sent_pkts, self.net_dropped_pkts + st.hook_dropped_pkts]
             }
             Endpoints::Cbr { source, sink } => [sink.bytes, 0, source.sent_pkts, self.net_dropped_pkts],
+            Endpoints::Dccp { sender, receiver } => [receiver.stats.goodput_bytes, 0, sender.stats.sent_pkts, self.net_dropped_pkts],
         }
     }
 }
@@ -149,6 +152,7 @@ impl Simulation {
             let ends = match f {
                 FlowSpec::Tcp(t) => Endpoints::Tcp { sender: TcpSender::new(id, d, t), receiver: TcpReceiver::new(id, s, t) },
                 FlowSpec::Cbr(c) => Endpoints::Cbr { source: CbrSource::new(id, d, c), sink: CbrSink::default() },
+                FlowSpec::Dccp(c) => Endpoints::Dccp { sender: Ccid2Sender::new(id, d, c), receiver: DccpReceiver::new(id, s, c) },
             };
             let (start, stop) = f.start_stop();
             let mut rng = Rng::stream(spec.seed, Stream::FlowStart, i as u32);
@@ -216,6 +220,7 @@ impl Simulation {
             Event::FlowStop(f) => match &mut self.flows[f.idx()].ends {
                 Endpoints::Tcp { sender, .. } => sender.active = false,
                 Endpoints::Cbr { source, .. } => source.active = false,
+                Endpoints::Dccp { sender, .. } => sender.active = false,
             },
             Event::Rto(f, gen) => self.timer_fired(f, gen, TimerKind::Rto),
             Event::DelAck(f, gen) => self.timer_fired(f, gen, TimerKind::DelAck),
@@ -299,7 +304,7 @@ impl Simulation {
     }
 
     fn count_drop(&mut self, pkt: &Packet) {
-        if pkt.kind != Kind::Ack {
+        if pkt.kind.is_data() {
             self.flows[pkt.flow.idx()].net_dropped_pkts += 1;
         }
     }
@@ -318,6 +323,8 @@ impl Simulation {
             (Endpoints::Tcp { receiver, .. }, Kind::Data) => receiver.on_data(&pkt, now, &mut out),
             (Endpoints::Tcp { sender, .. }, Kind::Ack) => sender.on_ack(&pkt, now, &mut out),
             (Endpoints::Cbr { sink, .. }, Kind::Udp) => sink.on_datagram(&pkt, now),
+            (Endpoints::Dccp { receiver, .. }, Kind::DccpData) => receiver.on_data(&pkt, now, &mut out),
+            (Endpoints::Dccp { sender, .. }, Kind::DccpAck) => sender.on_ack(&pkt, now, &mut out),
             _ => unreachable!("packet kind matches its flow"),
         }
         self.emit(node, &mut out);
@@ -361,6 +368,7 @@ impl Simulation {
         let src = flow.src;
         match &mut flow.ends {
             Endpoints::Tcp { sender, .. } => sender.start(now, &mut out),
+            Endpoints::Dccp { sender, .. } => sender.start(now, &mut out),
             Endpoints::Cbr { source, .. } => {
                 source.active = true;
                 self.events.push(now, Event::CbrSend(f));
@@ -389,6 +397,7 @@ impl Simulation {
         match (&mut self.flows[f.idx()].ends, kind) {
             (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => Some(&mut sender.rto_timer),
             (Endpoints::Tcp { receiver, .. }, TimerKind::DelAck) => Some(&mut receiver.delack_timer),
+            (Endpoints::Dccp { sender, .. }, TimerKind::Rto) => Some(&mut sender.rto_timer),
             _ => None,
         }
     }
@@ -437,6 +446,10 @@ impl Simulation {
                 receiver.on_delack(now, &mut out);
                 flow.dst
             }
+            (Endpoints::Dccp { sender, .. }, TimerKind::Rto) => {
+                sender.on_rto(now, &mut out);
+                flow.src
+            }
             _ => unreachable!(),
         };
         self.emit(node, &mut out);
@@ -461,6 +474,13 @@ impl Simulation {
                     s.cwnd_bytes[row] = sender.tp.snd_cwnd as f64 * mss;
                     s.ssthresh_bytes[row] = sender.ssthresh_bytes().map_or(f64::NAN, |b| b as f64);
                     s.srtt_ns[row] = if sender.rtt.srtt_ns == 0 { f64::NAN } else { sender.rtt.srtt_ns as f64 };
+                    s.in_flight_bytes[row] = sender.in_flight_bytes() as f64;
+                }
+                Endpoints::Dccp { sender, .. } => {
+                    let payload = sender.payload_bytes() as f64;
+                    s.cwnd_bytes[row] = sender.cwnd as f64 * payload;
+                    s.ssthresh_bytes[row] = sender.ssthresh_pkts().map_or(f64::NAN, |p| p as f64 * payload);
+                    s.srtt_ns[row] = if sender.rtt.srtt_ns() == 0 { f64::NAN } else { sender.rtt.srtt_ns() as f64 };
                     s.in_flight_bytes[row] = sender.in_flight_bytes() as f64;
                 }
                 Endpoints::Cbr { .. } => {
@@ -488,7 +508,7 @@ impl Simulation {
     fn in_network(&self) -> Vec<u64> {
         let mut counts = vec![0u64; self.flows.len()];
         let mut count = |p: &Packet| {
-            if p.kind != Kind::Ack {
+            if p.kind.is_data() {
                 counts[p.flow.idx()] += 1;
             }
         };
@@ -509,30 +529,35 @@ impl Simulation {
         let mut flows = Table::default();
         flows.push("flow", Column::U64((0..nf as u64).collect()));
         let count = |f: &dyn Fn(&Flow, usize) -> u64| Column::U64(self.flows.iter().enumerate().map(|(i, fl)| f(fl, i)).collect());
-        let tcp = |fl: &Flow, g: &dyn Fn(&TcpSender) -> u64| match &fl.ends {
+        let tcp = |fl: &Flow, g: &dyn Fn(&TcpSender) -> u64, d: &dyn Fn(&Ccid2Sender) -> u64| match &fl.ends {
             Endpoints::Tcp { sender, .. } => g(sender),
+            Endpoints::Dccp { sender, .. } => d(sender),
             Endpoints::Cbr { .. } => 0,
         };
         flows.push("sent_pkts", count(&|fl, _| fl.counters()[2]));
         flows.push("sent_bytes", count(&|fl, _| match &fl.ends {
             Endpoints::Tcp { sender, .. } => sender.stats.sent_bytes,
             Endpoints::Cbr { source, .. } => source.sent_bytes,
+            Endpoints::Dccp { sender, .. } => sender.stats.sent_bytes,
         }));
         flows.push("retrans_pkts", count(&|fl, _| fl.counters()[1]));
         flows.push("dropped_pkts", count(&|fl, _| fl.counters()[3]));
         flows.push("delivered_pkts", count(&|fl, _| match &fl.ends {
             Endpoints::Tcp { receiver, .. } => receiver.stats.delivered_pkts,
             Endpoints::Cbr { sink, .. } => sink.delivered_pkts,
+            Endpoints::Dccp { receiver, .. } => receiver.stats.delivered_pkts,
         }));
         flows.push("in_flight_pkts", count(&|_, i| in_net[i]));
         flows.push("goodput_bytes", count(&|fl, _| fl.counters()[0]));
-        flows.push("rto_count", count(&|fl, _| tcp(fl, &|s| s.stats.rto_count)));
-        flows.push("recoveries", count(&|fl, _| tcp(fl, &|s| s.stats.recoveries)));
-        flows.push("recovery_ns", count(&|fl, _| tcp(fl, &|s| s.stats.recovery_ns)));
+        flows.push("rto_count", count(&|fl, _| tcp(fl, &|s| s.stats.rto_count, &|d| d.stats.rto_count)));
+        // DCCP: window reductions on loss (CCID 2 has no recovery state).
+        flows.push("recoveries", count(&|fl, _| tcp(fl, &|s| s.stats.recoveries, &|d| d.stats.congestion_events)));
+        flows.push("recovery_ns", count(&|fl, _| tcp(fl, &|s| s.stats.recovery_ns, &|_| 0)));
         let owd = |q: &dyn Fn(&crate::measure::Histogram) -> f64| {
             Column::F64(self.flows.iter().map(|fl| q(match &fl.ends {
                 Endpoints::Tcp { receiver, .. } => &receiver.stats.owd,
                 Endpoints::Cbr { sink, .. } => &sink.owd,
+                Endpoints::Dccp { receiver, .. } => &receiver.stats.owd,
             })).collect())
         };
         flows.push("owd_mean_ns", owd(&|h| h.mean()));

@@ -95,6 +95,7 @@ pub enum QueueSpec {
 pub enum FlowSpec {
     Tcp(TcpSpec),
     Cbr(CbrSpec),
+    Dccp(DccpSpec),
 }
 
 impl FlowSpec {
@@ -102,12 +103,14 @@ impl FlowSpec {
         match self {
             FlowSpec::Tcp(t) => (t.src, t.dst),
             FlowSpec::Cbr(c) => (c.src, c.dst),
+            FlowSpec::Dccp(d) => (d.src, d.dst),
         }
     }
     pub fn start_stop(&self) -> (Nanos, Option<Nanos>) {
         match self {
             FlowSpec::Tcp(t) => (t.start_ns, t.stop_ns),
             FlowSpec::Cbr(c) => (c.start_ns, c.stop_ns),
+            FlowSpec::Dccp(d) => (d.start_ns, d.stop_ns),
         }
     }
 }
@@ -240,6 +243,97 @@ pub struct CbrSpec {
 
 fn default_cbr_size() -> u32 {
     1000
+}
+
+/// A DCCP bulk transfer (RFC 4340) with CCID 2 (RFC 4341): datagrams of `packet_bytes` while
+/// the window allows, like iperf's DCCP mode.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DccpSpec {
+    pub src: u32,
+    pub dst: u32,
+    #[serde(default)]
+    pub start_ns: Nanos,
+    #[serde(default)]
+    pub stop_ns: Option<Nanos>,
+    /// Congestion Control ID (RFC 4340 §10); the engine has CCID 2.
+    #[serde(default = "default_ccid")]
+    pub ccid: u8,
+    /// IP packet size of a data packet.
+    #[serde(default = "default_dccp_packet")]
+    pub packet_bytes: u32,
+    /// Headers of a data packet; the payload is `packet_bytes − header_bytes`.
+    #[serde(default = "default_dccp_header")]
+    pub header_bytes: u32,
+    /// Initial window; `null`: RFC 3390 by payload size, as Linux.
+    #[serde(default)]
+    pub init_cwnd_pkts: Option<u32>,
+    /// Ack Ratio at the start (RFC 4340 §11.3 default 2).
+    #[serde(default = "default_ack_ratio")]
+    pub init_ack_ratio: u32,
+    /// How the sender adapts Ack Ratio.
+    #[serde(default)]
+    pub ack_ratio_policy: AckRatioPolicy,
+    /// The receiver's Sequence Window (RFC 4340 §7.5.2 default 100), which sets Ack Ratio
+    /// under the "linux" policy.
+    #[serde(default = "default_seq_window")]
+    pub seq_window_pkts: u32,
+    #[serde(default = "default_min_rto")]
+    pub min_rto_ns: Nanos,
+    #[serde(default = "default_dccp_initial_rto")]
+    pub initial_rto_ns: Nanos,
+    #[serde(default = "default_dccp_max_rto")]
+    pub max_rto_ns: Nanos,
+}
+
+/// How a CCID 2 sender sets Ack Ratio (RFC 4341 §6.1.2 bounds it by ⌈cwnd/2⌉ either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckRatioPolicy {
+    /// RFC 4341 §6.1.2 Ack congestion control, as Linux 2.6.22 ran it: double Ack Ratio in a
+    /// window with lost Acks, decrease it by 1 after cwnd/(R² − R) windows without.
+    #[default]
+    Rfc4341,
+    /// Linux since 2.6.38 (Ack congestion control compiled out): about 10–20 Acks per window,
+    /// so that five windows of Acks fit the receiver's Sequence Window.
+    Linux,
+}
+
+fn default_ccid() -> u8 {
+    2
+}
+/// 1500-byte packets, as TCP's: Linux's payload limit at a 1500-byte MTU is 1424 B
+/// (`dccp_sync_mss`: 1500 − 20 IP − 16 DCCP − 40 B kept for options).
+fn default_dccp_packet() -> u32 {
+    1500
+}
+fn default_dccp_header() -> u32 {
+    76
+}
+fn default_ack_ratio() -> u32 {
+    2
+}
+fn default_seq_window() -> u32 {
+    100
+}
+/// Linux `DCCP_TIMEOUT_INIT` (RFC 4340 §8.1.2).
+fn default_dccp_initial_rto() -> Nanos {
+    3 * NS_PER_SEC
+}
+/// Linux `DCCP_RTO_MAX`.
+fn default_dccp_max_rto() -> Nanos {
+    64 * NS_PER_SEC
+}
+
+impl DccpSpec {
+    /// A CCID 2 flow from `src` to `dst` with every other field at its default.
+    pub fn new(src: u32, dst: u32) -> Self {
+        serde_json::from_value(serde_json::json!({"src": src, "dst": dst})).expect("defaults")
+    }
+
+    pub fn payload_bytes(&self) -> u32 {
+        self.packet_bytes - self.header_bytes
+    }
 }
 
 /// A link of the built topology.
@@ -426,8 +520,43 @@ impl Spec {
                         return Err(SpecError::new(format!("flows[{i}].schedule"), "unsorted", "steps in increasing time order"));
                     }
                 }
+                FlowSpec::Dccp(d) => d.check(&format!("flows[{i}]"))?,
             }
         }
         Ok(built)
+    }
+}
+
+impl DccpSpec {
+    fn check(&self, at: &str) -> Result<(), SpecError> {
+        if self.ccid != 2 {
+            return Err(SpecError::new(format!("{at}.ccid"), self.ccid, "2 (TCP-like, RFC 4341), the only CCID the engine has"));
+        }
+        if self.header_bytes < 36 {
+            return Err(SpecError::new(format!("{at}.header_bytes"), self.header_bytes, "at least 36 bytes (IP 20 + DCCP 16)"));
+        }
+        if self.packet_bytes <= self.header_bytes || self.packet_bytes > 65_535 {
+            return Err(SpecError::new(
+                format!("{at}.packet_bytes"),
+                self.packet_bytes,
+                format!("more than header_bytes ({}) and at most 65535 bytes", self.header_bytes),
+            ));
+        }
+        if self.init_cwnd_pkts == Some(0) {
+            return Err(SpecError::new(format!("{at}.init_cwnd_pkts"), 0, "at least 1 packet, or null for RFC 3390"));
+        }
+        if !(1..=0xFFFF).contains(&self.init_ack_ratio) {
+            return Err(SpecError::new(format!("{at}.init_ack_ratio"), self.init_ack_ratio, "1 to 65535 (RFC 4340 §11.3)"));
+        }
+        if self.seq_window_pkts < 32 {
+            return Err(SpecError::new(format!("{at}.seq_window_pkts"), self.seq_window_pkts, "at least 32 packets (RFC 4340 §7.5.2)"));
+        }
+        if self.min_rto_ns == 0 || self.max_rto_ns < self.min_rto_ns {
+            return Err(SpecError::new(format!("{at}.min_rto_ns"), self.min_rto_ns, "positive and at most max_rto_ns"));
+        }
+        if self.initial_rto_ns == 0 {
+            return Err(SpecError::new(format!("{at}.initial_rto_ns"), 0, "a positive time"));
+        }
+        Ok(())
     }
 }

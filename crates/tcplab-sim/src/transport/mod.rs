@@ -1,5 +1,7 @@
-//! Endpoints: TCP (sender + receiver, loss recovery separate from congestion control) and UDP CBR.
+//! Endpoints: TCP (sender + receiver, loss recovery separate from congestion control), UDP CBR,
+//! and DCCP with CCID 2.
 
+pub mod dccp;
 pub mod tcp;
 pub mod udp;
 
