@@ -5,6 +5,8 @@
     tcplab sim scenarios/reference.toml
     tcplab sim --rtt 100ms --bottleneck 100Mbps --buffer 0.2bdp \\
                --flow newreno --flow newreno@60s --duration 300s --csv out/run.csv
+    tcplab run experiments/paper000-quick.toml --jobs 2
+    tcplab export results/paper000-quick.duckdb --parquet out/
 
 Exit status: 0 on success, 2 for bad input (a usage error or a scenario that cannot run: one line
 naming the field, the value and what is allowed, and nothing written), 1 when the engine fails,
@@ -100,6 +102,29 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--csv", metavar="FILE", help="write the per-flow summary to FILE and the per-interval series to <stem>.intervals.csv")
     sim.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
     sim.add_argument("-q", "--quiet", action="store_true", help="print no table")
+
+    run = commands.add_parser(
+        "run",
+        help="run an experiment's sweep into its results store (resumes where it stopped)",
+        description=(
+            "Expand an experiment file's grid (docs/experiments.md), run every run not yet in the store, "
+            "and print mean ± std per cell. Re-running resumes: finished runs are skipped."
+        ),
+    )
+    run.add_argument("file", metavar="FILE", help="experiment TOML file (see docs/experiments.md)")
+    run.add_argument("--store", metavar="PATH", help="results store (DuckDB file); default results/<experiment name>.duckdb")
+    run.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: all cores)")
+    run.add_argument("--backend", default="sim", choices=("sim", "testbed"), help="what runs each scenario (default sim)")
+    run.add_argument("--executor", default="local", choices=("local", "dask"), help="local process pool (default) or a Dask cluster")
+    run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask)")
+    run.add_argument("--redo-invalid", action="store_true", help="run again the runs stored as invalid")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
+
+    export = commands.add_parser("export", help="write every table of a results store to Parquet or CSV files")
+    export.add_argument("store", metavar="STORE", help="results store (DuckDB file)")
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--parquet", metavar="DIR", help="write DIR/<table>.parquet")
+    target.add_argument("--csv", metavar="DIR", help="write DIR/<table>.csv")
     return parser
 
 
@@ -259,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "sim":
             return _sim(args)
+        if args.command in ("run", "export"):
+            from . import runner
+
+            return runner.main_run(args) if args.command == "run" else runner.main_export(args)
         return 2  # pragma: no cover - argparse refuses unknown commands
     except ScenarioError as e:
         print(f"tcplab: error: {e}", file=sys.stderr)
