@@ -423,7 +423,10 @@ def _check_values(exp: Experiment) -> None:
             try:
                 exp.scenario(point)
             except ScenarioError as e:
-                raise _blame(exp, point, e) from None
+                blamed = _blame(exp, point, e)
+                if blamed.field.startswith("scenario."):  # a valid value the rest of the scenario cannot take
+                    blamed = _error(blamed.field, blamed.value, f"{blamed.allowed} (with sweep.{axis.key} = {value!r})")
+                raise blamed from None
 
 
 def _blame(exp: Experiment, point: Mapping[str, Any], e: ScenarioError) -> ScenarioError:

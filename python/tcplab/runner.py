@@ -29,7 +29,7 @@ import pandas as pd
 
 from . import backends
 from .config import Scenario
-from .errors import ScenarioError, TcplabError
+from .errors import MISSING, ScenarioError, TcplabError
 from .experiment import Experiment, Run, scenario_json
 from .store import RunRecord, Store
 
@@ -220,7 +220,7 @@ def check_options(executor: str, jobs: int | None, scheduler: str | None) -> int
     if executor not in EXECUTORS:
         raise ScenarioError("--executor", executor, f"expected one of {', '.join(EXECUTORS)}")
     if executor == "dask" and not scheduler:
-        raise ScenarioError("--scheduler", None, "expected a scheduler address like tcp://host:8786 with --executor dask")
+        raise ScenarioError("--scheduler", MISSING, "expected a scheduler address like tcp://host:8786 with --executor dask")
     if executor == "local" and scheduler:
         raise ScenarioError("--scheduler", scheduler, "expected no --scheduler with the local executor (use --executor dask)")
     if jobs is None:
@@ -262,21 +262,17 @@ def run_experiment(
             done -= redo
         todo = [run for run in runs if run.run_id not in done]
         report = SweepReport(path, len(runs), len(runs) - len(todo), 0, 0, 0.0)
-        bar = _progress(console, progress)
-        task = bar.add_task(_describe(exp, report), total=len(todo)) if bar is not None else None
+        bar = _progress(console, progress, _describe(exp, report), len(todo))
         try:
-            if bar is not None:
-                bar.start()
+            bar.start()
             for run, payload in _results(backend, todo, executor, jobs, scheduler):
                 db.write(_record(exp, run, payload))
                 report.ran += 1
-                if bar is not None:
-                    bar.advance(task)
+                bar.advance(run, payload)
         except KeyboardInterrupt:
             report.interrupted = True
         finally:
-            if bar is not None:
-                bar.stop()
+            bar.stop()
         ids = [run.run_id for run in runs]
         report.invalid = int(
             db.sql("SELECT count(*) AS n FROM runs WHERE NOT valid AND run_id IN (SELECT unnest(?::VARCHAR[]))", [ids])["n"].iloc[0]
@@ -292,10 +288,63 @@ def _describe(exp: Experiment, report: SweepReport) -> str:
     return text
 
 
-def _progress(console: Any, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    from rich.console import Console
+class _Progress:
+    """Progress of a sweep: a rich bar (runs done, rate, ETA) on a terminal; elsewhere (a log file,
+    a batch job) one line per stored run; nothing when quiet."""
+
+    def __init__(self, console: Any, enabled: bool, description: str, total: int) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(stderr=True)
+        self.enabled = enabled
+        self.total = total
+        self.done = 0
+        self.started = time.perf_counter()
+        self.bar: Any = None
+        if enabled and self.console.is_terminal:
+            self.bar = _rich_bar(self.console)
+            self.task = self.bar.add_task(description, total=total)
+        elif enabled:
+            self.console.print(f"{description}: {total} runs to do", highlight=False)
+
+    def start(self) -> None:
+        self.started = time.perf_counter()
+        if self.bar is not None:
+            self.bar.start()
+
+    def advance(self, run: Run, payload: dict[str, Any]) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.advance(self.task)
+        elif self.enabled:
+            elapsed = time.perf_counter() - self.started
+            rate = self.done / elapsed if elapsed > 0 else float("nan")
+            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+            point = " ".join(f"{k}={v}" for k, v in run.point.items())
+            state = "" if payload["error"] is None else f"  invalid: {payload['error']}"
+            self.console.print(
+                f"[{self.done}/{self.total}] {rate:.2f} runs/s, ETA {_clock(eta)}  {point}  ({payload['wall_s']:.2f} s){state}",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _clock(seconds: float) -> str:
+    if seconds != seconds:
+        return "-:--:--"
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def _progress(console: Any, enabled: bool, description: str, total: int) -> _Progress:
+    return _Progress(console, enabled, description, total)
+
+
+def _rich_bar(console: Any) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
     from rich.text import Text
 
@@ -304,7 +353,7 @@ def _progress(console: Any, enabled: bool) -> Any:
 
         def render(self, task: Any) -> Text:
             speed = task.finished_speed or task.speed
-            return Text("– runs/s" if speed is None else f"{speed:.2f} runs/s", style="progress.data.speed")
+            return Text("- runs/s" if speed is None else f"{speed:.2f} runs/s", style="progress.data.speed")
 
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -315,8 +364,7 @@ def _progress(console: Any, enabled: bool) -> Any:
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),
-        console=console or Console(stderr=True),
-        auto_refresh=True,
+        console=console,
         transient=False,
     )
 
