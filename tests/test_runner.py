@@ -55,6 +55,7 @@ def test_killed_sweep_resumes_every_run_exactly_once(reference: Path, tmp_path: 
             break
         lines.append(line)
         if line.startswith("[4/12]"):
+            workers = _children_of(proc.pid)
             os.kill(proc.pid, signal.SIGKILL)
             break
     proc.wait(timeout=30)
@@ -63,6 +64,13 @@ def test_killed_sweep_resumes_every_run_exactly_once(reference: Path, tmp_path: 
     with Store(store) as db:
         stored = len(db.finished())
     assert 4 <= stored < 12  # killed mid-sweep
+    # The pool's workers (and multiprocessing's resource tracker) notice that the coordinator is gone and exit.
+    assert len(workers) >= 2
+    deadline = time.monotonic() + 10
+    while workers and time.monotonic() < deadline:
+        time.sleep(0.1)
+        workers = [p for p in workers if _alive(p)]
+    assert workers == []
 
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -77,6 +85,28 @@ def test_killed_sweep_resumes_every_run_exactly_once(reference: Path, tmp_path: 
     again = subprocess.run(command + ["-q"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert again.returncode == 0
     pd.testing.assert_frame_equal(contents(store)[1], want[1])
+
+
+def _children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().split()[2]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def test_changed_parameters_make_new_rows(reference: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -112,7 +113,9 @@ def _in_process(backend: str, runs: Iterable[Run]) -> Iterator[tuple[Run, dict[s
 
 def _process_pool(backend: str, runs: Iterable[Run], jobs: int) -> Iterator[tuple[Run, dict[str, Any]]]:
     """A local pool of ``jobs`` processes (started fresh: 'spawn'), at most 2·jobs runs in flight."""
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_watch_parent, initargs=(os.getpid(),)
+    )
     pending: dict[Any, Run] = {}
     todo = iter(runs)
     try:
@@ -129,6 +132,18 @@ def _process_pool(backend: str, runs: Iterable[Run], jobs: int) -> Iterator[tupl
                 yield pending.pop(future), future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _watch_parent(parent: int) -> None:
+    """In a pool worker: exit as soon as the coordinator is gone (killed, say), rather than wait
+    forever for work that will never come."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tcplab-parent-watch", daemon=True).start()
 
 
 def _dask(backend: str, runs: Iterable[Run], scheduler: str) -> Iterator[tuple[Run, dict[str, Any]]]:
