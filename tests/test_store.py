@@ -161,3 +161,10 @@ def test_export(stored, tmp_path: Path, capsys) -> None:
     assert (tmp_path / "pq" / "queues.parquet").exists()
     assert main(["export", str(tmp_path / "missing.duckdb"), "--csv", str(tmp_path / "x")]) == 2
     assert "expected an existing tcplab store" in capsys.readouterr().err
+
+
+def test_a_store_whose_creation_was_interrupted_is_set_up_again(tmp_path: Path) -> None:
+    path = tmp_path / "empty.duckdb"
+    duckdb.connect(str(path)).close()  # a DuckDB file with no table: killed before the schema committed
+    with Store.for_experiment(path, tiny()) as db:
+        assert db.meta["experiment"] == "tiny" and db.finished() == set()

@@ -142,7 +142,10 @@ class Store:
         if self.path.is_dir():
             raise StoreError("store", str(self.path), "expected a store file, not a directory")
         if exists:
-            self.experiment = self._check_existing(_experiment)
+            found = self._check_existing(_experiment, allow_empty=not read_only)
+            # A DuckDB file without any table (a store whose creation was interrupted) is set up anew.
+            exists = found is not None
+            self.experiment = found if found is not None else _experiment or ""
         elif read_only:
             raise StoreError("store", str(self.path), "expected an existing tcplab store (a .duckdb file that 'tcplab run' wrote)")
         else:
@@ -173,8 +176,9 @@ class Store:
                 raise StoreError("store", str(self.path), "expected a store no other process is using (it is locked: is another 'tcplab run' writing it?)") from None
             raise StoreError("store", str(self.path), f"expected a readable tcplab store ({text.splitlines()[0]})") from None
 
-    def _check_existing(self, experiment: str | None) -> str:
-        """Check, through a read-only connection, that the file is a tcplab store (of ``experiment``)."""
+    def _check_existing(self, experiment: str | None, allow_empty: bool = False) -> str | None:
+        """Check, through a read-only connection, that the file is a tcplab store (of ``experiment``);
+        ``None`` for a DuckDB file with no table at all when ``allow_empty``."""
         if not _looks_like_duckdb(self.path):
             raise StoreError("store", str(self.path), "expected a tcplab results store (a DuckDB file); this file is not one and was left untouched")
         con = self._connect(read_only=True)
@@ -188,6 +192,8 @@ class Store:
                     meta = {}
         finally:
             con.close()
+        if not tables and allow_empty:
+            return None
         if meta.get("format") != FORMAT:
             raise StoreError("store", str(self.path), "expected a tcplab results store; this DuckDB file is not one (no tcplab meta table) and was left untouched")
         if meta.get("format_version") != FORMAT_VERSION:
