@@ -67,18 +67,19 @@ def check(name: str) -> None:
             raise ScenarioError("--backend", "sim", "the sim backend is not available: the engine is not built (pip install -e .)")
 
 
-def versions(name: str, result: Result) -> dict[str, Any]:
+def versions(name: str, result: Result | None = None) -> dict[str, Any]:
     """What produced ``result``: backend name, tcplab and engine versions, and the backend's own
     ``meta["backend_info"]`` (e.g. a testbed's kernel version)."""
     from . import __version__
     from .engine import engine_version
 
+    meta = result.meta if result is not None else {}
     out: dict[str, Any] = {
         "backend": name,
         "tcplab": __version__,
-        "engine": result.meta.get("engine_version") or engine_version(),
+        "engine": meta.get("engine_version") or engine_version(),
     }
-    info = result.meta.get("backend_info")
+    info = meta.get("backend_info")
     if isinstance(info, dict):
         out.update({str(k): v for k, v in info.items()})
     return out

@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("file", metavar="FILE", help="experiment TOML file (see docs/experiments.md)")
     run.add_argument("--store", metavar="PATH", help="results store (DuckDB file); default results/<experiment name>.duckdb")
-    run.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: all cores)")
+    run.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: all cores; 1 with --backend testbed)")
     run.add_argument("--backend", default="sim", choices=("sim", "testbed"), help="what runs each scenario (default sim)")
     run.add_argument("--executor", default="local", choices=("local", "dask"), help="local process pool (default) or a Dask cluster")
     run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask)")

@@ -73,7 +73,7 @@ def execute(backend: str, scenario: Scenario, seed: int) -> dict[str, Any]:
             out["error"] = str(reason)
     except TcplabError as e:
         out["error"] = f"{type(e).__name__}: {e}"
-        out.setdefault("versions", {"backend": backend})
+        out.setdefault("versions", backends.versions(backend))
     out["wall_s"] = time.perf_counter() - started
     return out
 
@@ -230,8 +230,10 @@ def _record(exp: Experiment, run: Run, payload: dict[str, Any]) -> RunRecord:
     )
 
 
-def check_options(executor: str, jobs: int | None, scheduler: str | None) -> int:
-    """Validate the executor options; returns the number of local jobs."""
+def check_options(executor: str, jobs: int | None, scheduler: str | None, backend: str = "sim") -> int:
+    """Validate the executor options; returns the number of local jobs: by default every core for
+    the simulator, one for the testbed (parallel testbed runs would share the machine's CPUs and
+    disturb each other's measurements)."""
     if executor not in EXECUTORS:
         raise ScenarioError("--executor", executor, f"expected one of {', '.join(EXECUTORS)}")
     if executor == "dask" and not scheduler:
@@ -239,7 +241,7 @@ def check_options(executor: str, jobs: int | None, scheduler: str | None) -> int
     if executor == "local" and scheduler:
         raise ScenarioError("--scheduler", scheduler, "expected no --scheduler with the local executor (use --executor dask)")
     if jobs is None:
-        return os.cpu_count() or 1
+        return 1 if backend == "testbed" else os.cpu_count() or 1
     if jobs < 1:
         raise ScenarioError("--jobs", jobs, "expected an integer >= 1")
     return jobs
@@ -262,7 +264,7 @@ def run_experiment(
     ``store`` defaults to :func:`default_store_path`. Ctrl-C stops the sweep; the runs finished so
     far stay in the store (``report.interrupted``) and the next call resumes.
     """
-    jobs = check_options(executor, jobs, scheduler)
+    jobs = check_options(executor, jobs, scheduler, backend)
     backends.check(backend)
     runs = exp.runs(backend)
     path = Path(store) if store is not None else default_store_path(exp)
