@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -30,7 +31,7 @@ import pandas as pd
 
 from . import backends
 from .config import Scenario
-from .errors import MISSING, ScenarioError, TcplabError
+from .errors import MISSING, EngineError, ScenarioError, TcplabError
 from .experiment import Experiment, Run, scenario_json
 from .store import RunRecord, Store
 
@@ -130,6 +131,10 @@ def _process_pool(backend: str, runs: Iterable[Run], jobs: int) -> Iterator[tupl
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 yield pending.pop(future), future.result()
+    except BrokenProcessPool:
+        raise EngineError(
+            "a worker process died (killed, or out of memory?); the runs finished so far are stored: run again to resume"
+        ) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -279,7 +284,7 @@ def run_experiment(
             done -= redo
         todo = [run for run in runs if run.run_id not in done]
         report = SweepReport(path, len(runs), len(runs) - len(todo), 0, 0, 0.0)
-        bar = _progress(console, progress, _describe(exp, report), len(todo))
+        bar = _Progress(console, progress, _describe(exp, report), len(todo))
         try:
             bar.start()
             for run, payload in _results(backend, todo, executor, jobs, scheduler):
@@ -337,7 +342,7 @@ class _Progress:
             elapsed = time.perf_counter() - self.started
             rate = self.done / elapsed if elapsed > 0 else float("nan")
             eta = (self.total - self.done) / rate if rate > 0 else float("nan")
-            point = " ".join(f"{k}={v}" for k, v in run.point.items())
+            point = _show(run.point)
             state = "" if payload["error"] is None else f"  invalid: {payload['error']}"
             self.console.print(
                 f"[{self.done}/{self.total}] {rate:.2f} runs/s, ETA {_clock(eta)}  {point}  ({payload['wall_s']:.2f} s){state}",
@@ -350,15 +355,15 @@ class _Progress:
             self.bar.stop()
 
 
+def _show(point: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in point.items())
+
+
 def _clock(seconds: float) -> str:
     if seconds != seconds:
         return "-:--:--"
     s = int(round(seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
-
-
-def _progress(console: Any, enabled: bool, description: str, total: int) -> _Progress:
-    return _Progress(console, enabled, description, total)
 
 
 def _rich_bar(console: Any) -> Any:
