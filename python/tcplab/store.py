@@ -138,6 +138,7 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         self._con: Any = None
+        self._columns: dict[str, set[str]] = {}  # columns known to be in each table
         exists = self.path.exists()
         if self.path.is_dir():
             raise StoreError("store", str(self.path), "expected a store file, not a directory")
@@ -296,18 +297,24 @@ class Store:
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
+            self._columns.clear()  # columns added in the transaction are gone
             raise
 
     def _insert(self, table: str, run_id: str, frame: pd.DataFrame) -> None:
         con = self._con
         frame = _plain(frame)
+        frame.insert(0, "run_id", run_id)
         con.register("_tcplab_frame", frame)
         try:
-            have = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
-            for name, kind, *_ in con.execute("DESCRIBE SELECT * FROM _tcplab_frame").fetchall():
-                if name not in have and name != "run_id":
-                    con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {kind}')
-            con.execute(f"INSERT INTO {table} BY NAME SELECT ? AS run_id, * FROM _tcplab_frame", [run_id])
+            have = self._columns.get(table)
+            if have is None or not set(frame.columns) <= have:
+                have = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
+                for name, kind, *_ in con.execute("DESCRIBE SELECT * FROM _tcplab_frame").fetchall():
+                    if name not in have:
+                        con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {kind}')
+                        have.add(name)
+                self._columns[table] = have
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _tcplab_frame")
         finally:
             con.unregister("_tcplab_frame")
 
