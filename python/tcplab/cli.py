@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .backends import BACKENDS
 from .config import Scenario, read_toml, set_path
 from .engine import engine_version, simulate
 from .errors import MISSING, EngineError, ScenarioError, TcplabError
@@ -114,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("file", metavar="FILE", help="experiment TOML file (see docs/experiments.md)")
     run.add_argument("--store", metavar="PATH", help="results store (DuckDB file); default results/<experiment name>.duckdb")
     run.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: all cores; 1 with --backend testbed)")
-    run.add_argument("--backend", default="sim", choices=("sim", "testbed"), help="what runs each scenario (default sim)")
+    run.add_argument("--backend", default="sim", choices=tuple(BACKENDS), help="what runs each scenario (default sim)")
     run.add_argument("--executor", default="local", choices=("local", "dask"), help="local process pool (default) or a Dask cluster")
     run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask)")
     run.add_argument("--redo-invalid", action="store_true", help="run again the runs stored as invalid")
