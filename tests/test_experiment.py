@@ -193,3 +193,29 @@ def _toml(data: dict) -> str:
     for key, v in data.items():
         lines.append(f'"{key}" = {value(v)}')
     return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.toml")), ids=lambda p: p.stem)
+def test_bundled_experiments_are_valid(path: Path) -> None:
+    """Every bundled file is valid once its variants exist (here: each unknown one run as 'sack')."""
+    from tcplab import variants
+
+    data = tomllib.loads(path.read_text())
+    known = set(variants.names())
+
+    def sub(v: str) -> str:
+        return v if v in known else "sack"
+
+    for flow in data["scenario"]["flows"]:
+        flow["variant"] = sub(flow["variant"])
+    for key in ("flow1", "flow2"):
+        value = data["pairs"][key]
+        data["pairs"][key] = sub(value) if isinstance(value, str) else list(dict.fromkeys(sub(v) for v in value))
+    exp = parse_experiment(data, name=path.stem)
+    assert exp.name == path.stem
+    runs = exp.runs()
+    assert runs and len({r.run_id for r in runs}) == len(runs)
+    if path.stem.endswith("-quick"):  # minutes, not hours
+        assert exp.replications <= 2 and runs[0].scenario.duration.seconds <= 120
+    else:
+        assert exp.replications == 5  # every paper ran each point five times
