@@ -10,6 +10,8 @@
     tcplab report results.duckdb --out report.html
     tcplab variants            # every variant name, what it is, its reference
     tcplab variants cubic      # one variant's parameters and Linux source file
+    tcplab run experiments/paper000-quick.toml --jobs 2
+    tcplab export results/paper000-quick.duckdb --parquet out/
 
 Exit status: 0 on success, 2 for bad input (a usage error or a scenario that cannot run: one line
 naming the field, the value and what is allowed, and nothing written), 1 when the engine fails,
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from . import variants
+from .backends import BACKENDS
 from .config import Scenario, read_toml, set_path
 from .engine import engine_version, simulate
 from .errors import MISSING, EngineError, ScenarioError, TcplabError
@@ -118,6 +121,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("name", nargs="?", metavar="NAME", help="a variant or congestion-control name, e.g. reno or ctcp")
     _add_testbed(commands)
+
+    run = commands.add_parser(
+        "run",
+        help="run an experiment's sweep into its results store (resumes where it stopped)",
+        description=(
+            "Expand an experiment file's grid (docs/experiments.md), run every run not yet in the store, "
+            "and print mean ± std per cell. Re-running resumes: finished runs are skipped."
+        ),
+    )
+    run.add_argument("file", metavar="FILE", help="experiment TOML file (see docs/experiments.md)")
+    run.add_argument("--store", metavar="PATH", help="results store (DuckDB file); default results/<experiment name>.duckdb")
+    run.add_argument("--jobs", type=int, metavar="N", help="local worker processes (default: all cores; 1 with --backend testbed)")
+    run.add_argument("--backend", default="sim", choices=tuple(BACKENDS), help="what runs each scenario (default sim)")
+    run.add_argument("--executor", default="local", choices=("local", "dask"), help="local process pool (default) or a Dask cluster")
+    run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask)")
+    run.add_argument("--redo-invalid", action="store_true", help="run again the runs stored as invalid")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
+
+    export = commands.add_parser("export", help="write every table of a results store to Parquet or CSV files")
+    export.add_argument("store", metavar="STORE", help="results store (DuckDB file)")
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--parquet", metavar="DIR", help="write DIR/<table>.parquet")
+    target.add_argument("--csv", metavar="DIR", help="write DIR/<table>.csv")
     return parser
 
 
@@ -396,6 +422,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .testbed.cli import testbed_command
 
             return testbed_command(args, _outputs, _print_table)
+        if args.command in ("run", "export"):
+            from . import runner
+
+            return runner.main_run(args) if args.command == "run" else runner.main_export(args)
         return 2  # pragma: no cover - argparse refuses unknown commands
     except ScenarioError as e:
         print(f"tcplab: error: {e}", file=sys.stderr)

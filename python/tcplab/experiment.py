@@ -1,0 +1,441 @@
+"""Experiments: a base scenario swept over axes, flow pairs and replications.
+
+An experiment file (TOML, documented in ``docs/experiments.md``) holds a base scenario (the schema
+of ``docs/scenario.md``), sweep axes over any scenario field (dotted paths as
+:meth:`Scenario.override` takes them: ``topology.rtt``, ``topology.buffer``, ``tcp.rwnd``,
+``flows[1].start``), given as lists or as ``{from, to, step}`` ranges with units, the flow pairs,
+the number of replications, the measurement window and the metrics to report.
+
+:meth:`Experiment.runs` expands the grid into :class:`Run` s: one resolved, validated scenario per
+point and replication, with its seed and its ``run_id`` (a hash of the full resolved scenario, the
+backend and the seed, so that a run is known by its parameters alone).
+
+>>> exp = load_experiment("experiments/paper000-quick.toml")    # doctest: +SKIP
+>>> runs = exp.runs("sim")                                       # doctest: +SKIP
+>>> runs[0].point                                                # doctest: +SKIP
+{'flow1': 'newreno', 'flow2': 'newreno', 'topology.rtt': '50ms', 'topology.buffer': '0.2bdp', 'replication': 1}
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from .config import Scenario, read_toml, set_path
+from .errors import MISSING, ScenarioError
+from .units import UnitError, Window
+
+__all__ = ["Experiment", "Axis", "Run", "load_experiment", "parse_experiment", "replication_seed", "run_id", "METRICS"]
+
+#: The metrics ``tcplab run`` can report per grid cell (mean ± standard deviation over replications).
+METRICS: dict[str, str] = {
+    "jfi": "Jain's index of the flows' mean throughputs over the window, eq. (1)",
+    "mean_jt": "mean of the per-interval Jain's index J(t) over the window, eq. (2)",
+    "throughput": "each flow's mean throughput over the window (Mb/s)",
+    "share": "each flow's share of the flows' total throughput over the window",
+    "drop_rate": "packets dropped / packets sent over the window, all flows",
+    "retrans": "packets retransmitted over the window, all flows",
+    "owd": "mean one-way delay of all flows (ms)",
+}
+
+#: Keys an experiment file may use at its top level.
+KEYS = ("name", "description", "seed", "replications", "window", "metrics", "scenario", "pairs", "sweep")
+PAIR_KEYS = ("flow1", "flow2", "both_orders")
+RANGE_KEYS = ("from", "to", "step")
+
+#: At most this many values per range axis (a typo such as step = '1ns' is refused).
+MAX_AXIS_VALUES = 10_000
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_QUANTITY = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([^\d\s.][^\s]*)\s*$")
+
+
+def _error(field: str, value: Any, allowed: str) -> ScenarioError:
+    return ScenarioError(field, value, allowed)
+
+
+def replication_seed(experiment_seed: int, replication: int) -> int:
+    """The engine seed of replication ``replication`` (1-based) of an experiment seeded ``experiment_seed``.
+
+    The first 8 bytes (little-endian) of SHA-256 over ``"tcplab-replication:<seed>:<replication>"``:
+    every replication of every point shares its seed (common random numbers across the grid), and
+    two experiment seeds give unrelated replications.
+    """
+    digest = hashlib.sha256(f"tcplab-replication:{experiment_seed}:{replication}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the text that is hashed."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def scenario_json(scenario: Scenario) -> dict[str, Any]:
+    """The full resolved scenario as JSON data (defaults filled in, unset optional fields left out)."""
+    return scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def run_id(scenario: Scenario, backend: str, seed: int) -> str:
+    """A run's key: the first 32 hex digits of SHA-256 over the full resolved scenario, the backend
+    and the seed. Any change to a run's parameters gives another key."""
+    text = canonical_json({"scenario": scenario_json(scenario), "backend": backend, "seed": seed})
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One sweep axis: ``key`` as written in the file and its values as written (or generated)."""
+
+    key: str
+    values: tuple[Any, ...]
+    #: scenario paths set by this axis (``flow1`` sets ``flows[0].variant``)
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the grid."""
+
+    point: dict[str, Any]  # axis key → value as written, plus "replication"
+    scenario: Scenario  # fully resolved, seed included
+    seed: int
+    backend: str
+    run_id: str
+
+    @property
+    def replication(self) -> int:
+        return int(self.point["replication"])
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A validated experiment file."""
+
+    name: str
+    description: str
+    seed: int
+    replications: int
+    window: str | None
+    metrics: tuple[str, ...]
+    base: dict[str, Any]  # the base scenario's table
+    pairs: tuple[tuple[str, str], ...]  # (flow 1 variant, flow 2 variant); empty: the base's flows
+    axes: tuple[Axis, ...]  # the sweep axes, in file order
+    definition: dict[str, Any] = field(repr=False)  # the parsed file, scenario file inlined
+    path: Path | None = None
+
+    @property
+    def definition_hash(self) -> str:
+        """SHA-256 (hex) of the definition's canonical JSON (comments and layout do not count)."""
+        return hashlib.sha256(canonical_json(self.definition).encode()).hexdigest()
+
+    @property
+    def grid_axes(self) -> tuple[Axis, ...]:
+        """Every axis of the grid, the flow pairs (``flow1``, ``flow2``) first."""
+        if not self.pairs:
+            return self.axes
+        return (
+            Axis("flow1", tuple(a for a, _ in self.pairs), ("flows[0].variant",)),
+            Axis("flow2", tuple(b for _, b in self.pairs), ("flows[1].variant",)),
+            *self.axes,
+        )
+
+    @property
+    def axis_keys(self) -> list[str]:
+        """The keys of a point, in order (``replication`` last)."""
+        return [a.key for a in self.grid_axes] + ["replication"]
+
+    def points(self) -> Iterator[dict[str, Any]]:
+        """The grid's points without replication: pairs outermost, then the axes in file order."""
+        pair_rows: list[dict[str, Any]] = [{"flow1": a, "flow2": b} for a, b in self.pairs] or [{}]
+        for pair in pair_rows:
+            for values in itertools.product(*(axis.values for axis in self.axes)):
+                yield {**pair, **{axis.key: v for axis, v in zip(self.axes, values)}}
+
+    def __len__(self) -> int:
+        n = max(len(self.pairs), 1) * self.replications
+        for axis in self.axes:
+            n *= len(axis.values)
+        return n
+
+    def scenario(self, point: Mapping[str, Any], seed: int | None = None) -> Scenario:
+        """The resolved scenario of ``point`` (``seed`` defaults to the base scenario's)."""
+        data = self._data(point)
+        if seed is not None:
+            data["seed"] = seed
+        return Scenario.model_validate(data)
+
+    def _data(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        data = copy.deepcopy(self.base)
+        data.setdefault("name", self.name)
+        if self.window is not None:
+            data["window"] = self.window
+        by_key = {axis.key: axis for axis in self.grid_axes}
+        for key, value in point.items():
+            if key in by_key:
+                for path in by_key[key].paths:
+                    set_path(data, path, value)
+        return data
+
+    def runs(self, backend: str = "sim") -> list[Run]:
+        """Every run of the grid: replication outermost (a partial sweep covers the whole grid
+        early), then the flow pairs, then the axes in file order."""
+        resolved: list[tuple[dict[str, Any], Scenario]] = []
+        for point in self.points():
+            try:
+                resolved.append((point, self.scenario(point)))
+            except ScenarioError as e:
+                raise self._point_error(point, e) from None
+        runs: list[Run] = []
+        seen: dict[str, dict[str, Any]] = {}
+        for r in range(1, self.replications + 1):
+            seed = replication_seed(self.seed, r)
+            for point, scenario in resolved:
+                s = scenario.model_copy(update={"seed": seed})
+                key = run_id(s, backend, seed)
+                full = {**point, "replication": r}
+                if key in seen:
+                    raise _error("sweep", _show_point(full), f"expected points that differ: it resolves to the same run as {_show_point(seen[key])}")
+                seen[key] = full
+                runs.append(Run(full, s, seed, backend, key))
+        return runs
+
+    def _point_error(self, point: Mapping[str, Any], e: ScenarioError) -> ScenarioError:
+        """Name the point whose combination of values is invalid (each value alone was valid)."""
+        return _error(e.field, e.value, f"{e.allowed} (at the point {_show_point(point)})")
+
+
+def _show_point(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+# --- reading the file --------------------------------------------------------------------------
+
+
+def load_experiment(path: str | PathLike[str]) -> Experiment:
+    """Read and validate an experiment file; ``name`` defaults to the file's stem."""
+    p = Path(path)
+    try:
+        data = read_toml(p)
+    except ScenarioError as e:
+        raise _error("experiment", e.value, e.allowed) from None
+    return parse_experiment(data, name=p.stem, base_dir=p.parent, path=p)
+
+
+def parse_experiment(data: Mapping[str, Any], name: str = "experiment", base_dir: Path | None = None, path: Path | None = None) -> Experiment:
+    """Validate an experiment table (as read from TOML); the first problem is one ScenarioError."""
+    for key in data:
+        if key not in KEYS:
+            raise _error(str(key), data[key], f"unknown key; allowed keys: {', '.join(KEYS)}")
+    definition = copy.deepcopy(dict(data))
+
+    name = data.get("name", name)
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _error("name", name, "expected a name of letters, digits, '.', '_' or '-' (it names the store file)")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise _error("description", description, "expected a string")
+    seed = data.get("seed", 1)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise _error("seed", seed, "expected an integer >= 0 and < 2^64")
+    replications = data.get("replications", 1)
+    if isinstance(replications, bool) or not isinstance(replications, int) or replications < 1:
+        raise _error("replications", replications, "expected an integer >= 1")
+    window = data.get("window")
+    if window is not None:
+        try:
+            Window.coerce(window)
+        except UnitError as e:
+            raise _error("window", window, f"expected {e.allowed}") from None
+    metrics = data.get("metrics", ["jfi"])
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not isinstance(metrics, list) or not metrics:
+        raise _error("metrics", metrics, f"expected a list of metrics: {', '.join(METRICS)}")
+    for i, m in enumerate(metrics):
+        if m not in METRICS:
+            raise _error(f"metrics[{i}]", m, f"expected one of {', '.join(METRICS)}")
+
+    base = _base_scenario(data.get("scenario", MISSING), base_dir)
+    definition["scenario"] = base
+    pairs = _pairs(data.get("pairs"), base)
+    axes = tuple(_axis(key, spec) for key, spec in _table(data.get("sweep", {}), "sweep").items())
+    for axis in axes:
+        if axis.key in ("seed", "name"):
+            raise _error("sweep", axis.key, "expected a scenario field other than seed and name (replications set the seed)")
+        if pairs and axis.key in ("flows[0].variant", "flows[1].variant"):
+            raise _error("sweep", axis.key, "expected no variant axis: [pairs] sets the flows' variants")
+
+    exp = Experiment(
+        name=name,
+        description=description,
+        seed=seed,
+        replications=replications,
+        window=str(window) if window is not None else None,
+        metrics=tuple(dict.fromkeys(metrics)),
+        base=base,
+        pairs=pairs,
+        axes=axes,
+        definition=definition,
+        path=path,
+    )
+    _check_values(exp)
+    return exp
+
+
+def _table(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _error(field, value, "expected a table")
+    return value
+
+
+def _base_scenario(value: Any, base_dir: Path | None) -> dict[str, Any]:
+    if value is MISSING:
+        raise _error("scenario", MISSING, "expected a [scenario] table (the schema of docs/scenario.md) or the path of a scenario file")
+    if isinstance(value, str):
+        p = Path(value)
+        if not p.is_absolute() and base_dir is not None:
+            p = base_dir / p
+        try:
+            return read_toml(p)
+        except ScenarioError as e:
+            raise _error("scenario", value, e.allowed) from None
+    return copy.deepcopy(_table(value, "scenario"))
+
+
+def _variants(value: Any, field: str) -> list[str]:
+    values = [value] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        raise _error(field, value, "expected a variant name or a non-empty list of them, like ['newreno', 'cubic']")
+    return values
+
+
+def _pairs(value: Any, base: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    table = _table(value, "pairs")
+    for key in table:
+        if key not in PAIR_KEYS:
+            raise _error(f"pairs.{key}", table[key], f"unknown key; allowed keys: {', '.join(PAIR_KEYS)}")
+    for key in ("flow1", "flow2"):
+        if key not in table:
+            raise _error(f"pairs.{key}", MISSING, "expected a variant name or a list of them")
+    both = table.get("both_orders", False)
+    if not isinstance(both, bool):
+        raise _error("pairs.both_orders", both, "expected true or false")
+    flows = base.get("flows")
+    if not isinstance(flows, list) or len(flows) < 2:
+        raise _error("scenario.flows", flows if flows is not None else MISSING, "expected at least two flows: [pairs] sets the variants of flows 1 and 2")
+    pairs: list[tuple[str, str]] = []
+    for a in _variants(table["flow1"], "pairs.flow1"):
+        for b in _variants(table["flow2"], "pairs.flow2"):
+            pairs.append((a, b))
+            if both and a != b:
+                pairs.append((b, a))
+    return tuple(dict.fromkeys(pairs))
+
+
+def _axis(key: Any, spec: Any) -> Axis:
+    where = f"sweep.{key}"
+    if isinstance(spec, dict):
+        values = _range(where, spec)
+    elif isinstance(spec, list):
+        values = list(spec)
+        if not values:
+            raise _error(where, spec, "expected at least one value (a list, or {from, to, step})")
+        seen: set[str] = set()
+        for v in values:
+            text = canonical_json(v)
+            if text in seen:
+                raise _error(where, v, "expected each value once")
+            seen.add(text)
+    else:
+        values = [spec]
+    return Axis(str(key), tuple(values), (str(key),))
+
+
+def _number(where: str, value: Any) -> tuple[Decimal, str]:
+    """``"25ms"`` → ``(Decimal("25"), "ms")``; a number → ``(Decimal, "")``."""
+    if isinstance(value, bool):
+        raise _error(where, value, "expected a number or a quantity with a unit like '25ms'")
+    if isinstance(value, (int, float)):
+        return Decimal(str(value)), ""
+    if isinstance(value, str):
+        m = _QUANTITY.match(value)
+        if m is not None:
+            try:
+                return Decimal(m.group(1)), m.group(2)
+            except InvalidOperation:  # pragma: no cover - the pattern admits decimals only
+                pass
+    raise _error(where, value, "expected a non-negative number or a quantity with a unit like '25ms', '0.2bdp', '10Mbps'")
+
+
+def _range(where: str, spec: dict[str, Any]) -> list[Any]:
+    """``{from = "25ms", to = "400ms", step = "25ms"}`` → ``["25ms", "50ms", …, "400ms"]``:
+    from, from + step, … while ≤ to, in exact decimal arithmetic, written in the unit of ``from``."""
+    for key in spec:
+        if key not in RANGE_KEYS:
+            raise _error(f"{where}.{key}", spec[key], f"unknown key; a range has: {', '.join(RANGE_KEYS)}")
+    for key in RANGE_KEYS:
+        if key not in spec:
+            raise _error(f"{where}.{key}", MISSING, "expected a value: a range needs from, to and step")
+    lo, unit = _number(f"{where}.from", spec["from"])
+    hi, hi_unit = _number(f"{where}.to", spec["to"])
+    step, step_unit = _number(f"{where}.step", spec["step"])
+    for key, u in (("to", hi_unit), ("step", step_unit)):
+        if u != unit:
+            raise _error(f"{where}.{key}", spec[key], f"expected the unit of 'from' ({unit or 'a plain number'})")
+    if step <= 0:
+        raise _error(f"{where}.step", spec["step"], "expected a step > 0")
+    if hi < lo:
+        raise _error(f"{where}.to", spec["to"], f"expected 'to' >= 'from' ({spec['from']})")
+    count = int((hi - lo) // step) + 1
+    if count > MAX_AXIS_VALUES:
+        raise _error(f"{where}.step", spec["step"], f"expected at most {MAX_AXIS_VALUES} values between 'from' and 'to'")
+    numbers = [lo + k * step for k in range(count)]
+    if unit:
+        return [f"{n}{unit}" for n in numbers]
+    as_int = all(isinstance(spec[k], int) for k in RANGE_KEYS)
+    return [int(n) if as_int else float(n) for n in numbers]
+
+
+def _check_values(exp: Experiment) -> None:
+    """Every axis value on its own, the others at their first value, must make a valid scenario;
+    a field that is not in the scenario is named as such."""
+    axes = exp.grid_axes
+    first = {axis.key: axis.values[0] for axis in axes}
+    # The base alone (with the first value of every axis).
+    try:
+        exp.scenario(first)
+    except ScenarioError as e:
+        raise _blame(exp, first, e) from None
+    for axis in axes:
+        for value in axis.values[1:]:
+            point = {**first, axis.key: value}
+            try:
+                exp.scenario(point)
+            except ScenarioError as e:
+                blamed = _blame(exp, point, e)
+                if blamed.field.startswith("scenario."):  # a valid value the rest of the scenario cannot take
+                    blamed = _error(blamed.field, blamed.value, f"{blamed.allowed} (with sweep.{axis.key} = {value!r})")
+                raise blamed from None
+
+
+def _blame(exp: Experiment, point: Mapping[str, Any], e: ScenarioError) -> ScenarioError:
+    """Turn a scenario error into one that names the experiment's field: an axis or the base."""
+    for axis in exp.grid_axes:
+        for path in axis.paths:
+            if e.field == path or e.field.startswith(path + ".") or e.field.startswith(path + "["):
+                where = "pairs" if axis.key in ("flow1", "flow2") else "sweep"
+                if e.allowed.startswith("unknown key") or e.allowed.startswith("expected a path") or e.allowed.startswith("expected an index"):
+                    return _error(where, axis.key, f"expected a field of the scenario: {e.field} is not one ({e.allowed})")
+                return _error(f"{where}.{axis.key}", point[axis.key], e.allowed)
+    return _error(f"scenario.{e.field}", e.value, e.allowed)

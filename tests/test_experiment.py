@@ -1,0 +1,221 @@
+"""Experiment files: the grid, ranges with units, pairs, seeds, run keys and the errors."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tcplab.cli import main
+from tcplab.errors import ScenarioError
+from tcplab.experiment import load_experiment, parse_experiment, replication_seed, run_id
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+EXPERIMENTS = ROOT / "experiments"
+
+
+def small() -> dict:
+    return tomllib.loads((DATA / "small.toml").read_text())
+
+
+def with_existing_variants(path: Path, variants: list[str]) -> dict:
+    """A bundled experiment with its flow 2 variants replaced by ones every engine has."""
+    data = tomllib.loads(path.read_text())
+    data["pairs"]["flow2"] = variants
+    return data
+
+
+def test_paper000_grid_is_the_papers() -> None:
+    # 000 §III: RTT 25–400 ms in 25 ms steps × RB 20–100 % of BDP in 20 % steps, 4 variants, 5 runs.
+    exp = parse_experiment(with_existing_variants(EXPERIMENTS / "paper000.toml", ["newreno", "sack", "reno", "tahoe"]))
+    axes = {a.key: a.values for a in exp.axes}
+    assert axes["topology.rtt"] == tuple(f"{25 * k}ms" for k in range(1, 17))
+    assert axes["topology.buffer"] == ("0.2bdp", "0.4bdp", "0.6bdp", "0.8bdp", "1.0bdp")
+    assert exp.replications == 5
+    runs = exp.runs()
+    assert len(runs) == len(exp) == 4 * 16 * 5 * 5 == 1600
+    assert len({r.run_id for r in runs}) == 1600
+    first = runs[0].scenario
+    assert str(first.duration) == "300s" and first.measurement_window[0].seconds == 120
+    assert str(first.flows[1].start) == "60s"
+    # 0.2 BDP at 100 Mb/s × 25 ms = 0.2 · 312 500 B / 1500 B = 41.7 → 42 packets.
+    assert first.to_engine_spec()["topology"]["queue"] == {"kind": "droptail", "limit_pkts": 42}
+    # 1.0 BDP at 400 ms: 5 000 000 B / 1500 B = 3333.3 → 3333 packets.
+    last = [r for r in runs if r.point["topology.rtt"] == "400ms" and r.point["topology.buffer"] == "1.0bdp"][0]
+    assert last.scenario.to_engine_spec()["topology"]["queue"]["limit_pkts"] == 3333
+
+
+def test_paper003_runs_both_flow_orders() -> None:
+    data = tomllib.loads((EXPERIMENTS / "paper003.toml").read_text())
+    data["pairs"] = {"flow1": "reno", "flow2": ["newreno", "sack", "reno"], "both_orders": True}
+    exp = parse_experiment(data)
+    # (reno, x) and (x, reno) for x ≠ reno; (reno, reno) once.
+    assert exp.pairs == (("reno", "newreno"), ("newreno", "reno"), ("reno", "sack"), ("sack", "reno"), ("reno", "reno"))
+    assert [a.values for a in exp.axes] == [tuple(f"{25 * k}ms" for k in range(1, 9))]
+    scenario = exp.runs()[0].scenario
+    assert str(scenario.flows[1].start) == "30s" and scenario.measurement_window[0].seconds == 60
+
+
+def test_paper001_is_tuned_and_long() -> None:
+    exp = parse_experiment(with_existing_variants(EXPERIMENTS / "paper001.toml", ["sack"]))
+    assert [a.values for a in exp.axes] == [("50ms", "100ms", "200ms", "300ms", "400ms")]
+    s = exp.runs()[0].scenario
+    assert str(s.duration) == "600s" and s.topology.bottleneck.bps == 10**9
+    assert s.tcp.rwnd.bytes == 524_288_000  # Table 1: tcp_rmem max, 500 MB
+    assert s.to_engine_spec()["topology"]["queue"] == {"kind": "droptail", "limit_pkts": 420_000}  # netem limit
+
+
+def test_small_points_and_values_as_written() -> None:
+    exp = load_experiment(DATA / "small.toml")
+    runs = exp.runs()
+    assert len(runs) == 12
+    assert runs[0].point == {"flow1": "newreno", "flow2": "newreno", "topology.rtt": "20ms", "replication": 1}
+    assert runs[-1].point == {"flow1": "newreno", "flow2": "sack", "topology.rtt": "60ms", "replication": 2}
+    assert runs[-1].scenario.flow_variants == ["newreno", "sack"]
+    assert runs[-1].scenario.topology.rtt.ns == 60_000_000
+    assert exp.axis_keys == ["flow1", "flow2", "topology.rtt", "replication"]
+
+
+def test_ranges_are_exact_and_keep_the_unit() -> None:
+    data = small()
+    data["sweep"] = {
+        "topology.buffer": {"from": "0.1bdp", "to": "0.35bdp", "step": "0.1bdp"},  # 0.35 not reached
+        "tcp.rwnd": ["64KB", "6MB"],
+        "topology.loss": {"from": 0.0, "to": 0.002, "step": 0.001},
+    }
+    exp = parse_experiment(data)
+    assert [a.values for a in exp.axes] == [("0.1bdp", "0.2bdp", "0.3bdp"), ("64KB", "6MB"), (0.0, 0.001, 0.002)]
+    assert len(exp) == 2 * 3 * 2 * 3 * 2
+
+
+def test_replication_seeds() -> None:
+    runs = load_experiment(DATA / "small.toml").runs()
+    by_rep = {r.replication: r.seed for r in runs}
+    assert by_rep == {1: replication_seed(7, 1), 2: replication_seed(7, 2)}
+    assert by_rep[1] != by_rep[2]
+    assert all(r.scenario.seed == r.seed for r in runs)
+    # Another experiment seed changes every seed.
+    data = small()
+    data["seed"] = 8
+    assert {r.seed for r in parse_experiment(data).runs()}.isdisjoint(by_rep.values())
+
+
+def test_run_ids_follow_the_parameters_only() -> None:
+    runs = load_experiment(DATA / "small.toml").runs()
+    r = runs[0]
+    assert run_id(r.scenario, "sim", r.seed) == r.run_id
+    assert run_id(r.scenario, "testbed", r.seed) != r.run_id
+    assert run_id(r.scenario.override({"tcp.rwnd": "64KB"}), "sim", r.seed) != r.run_id
+    # The same parameters written another way (a list instead of a range) give the same keys.
+    data = small()
+    data["sweep"] = {"topology.rtt": ["20ms", "40ms", "60ms"]}
+    assert [x.run_id for x in parse_experiment(data).runs()] == [x.run_id for x in runs]
+    assert parse_experiment(data).definition_hash != load_experiment(DATA / "small.toml").definition_hash
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"sweep": {"topology.rtx": ["20ms"]}}, "sweep = 'topology.rtx': expected a field of the scenario"),
+        ({"sweep": {"tcp.cwnd_clamp": ["20ms"]}}, "sweep = 'tcp.cwnd_clamp': expected a field of the scenario"),
+        ({"sweep": {"topology.rtt": []}}, "sweep.topology.rtt = []: expected at least one value"),
+        ({"replications": 0}, "replications = 0: expected an integer >= 1"),
+        ({"sweep": {"topology.rtt": ["20ms", "fast"]}}, "sweep.topology.rtt = 'fast': expected a time with a unit"),
+        ({"sweep": {"topology.rtt": {"from": "20ms", "to": "0.1s", "step": "20ms"}}}, "sweep.topology.rtt.to = '0.1s': expected the unit of 'from' (ms)"),
+        ({"sweep": {"topology.rtt": {"from": "20ms", "to": "10ms", "step": "5ms"}}}, "sweep.topology.rtt.to = '10ms': expected 'to' >= 'from'"),
+        ({"sweep": {"topology.rtt": {"from": "20ms", "to": "40ms"}}}, "sweep.topology.rtt.step: missing"),
+        ({"sweep": {"topology.rtt": ["20ms", "20ms"]}}, "sweep.topology.rtt = '20ms': expected each value once"),
+        ({"sweep": {"seed": [1, 2]}}, "sweep = 'seed': expected a scenario field other than seed"),
+        ({"pairs": {"flow1": "newreno", "flow2": ["cubik"]}}, "pairs.flow2 = 'cubik': expected a TCP variant"),
+        ({"metrics": ["jfi", "fairness"]}, "metrics[1] = 'fairness': expected one of jfi, mean_jt"),
+        ({"runs": 5}, "runs = 5: unknown key; allowed keys: name, description, seed, replications"),
+        ({"window": "300s:120s"}, "window = '300s:120s': expected a window"),
+    ],
+)
+def test_bad_experiments_name_field_value_and_allowed(tmp_path: Path, capsys, change: dict, message: str) -> None:
+    data = small()
+    data.update(change)
+    with pytest.raises(ScenarioError) as err:
+        parse_experiment(data)
+    assert str(err.value).startswith(message), str(err.value)
+    # The command says it in one line and exits 2, writing nothing.
+    path = tmp_path / "bad.toml"
+    path.write_text(_toml(data))
+    store = tmp_path / "bad.duckdb"
+    assert main(["run", str(path), "--store", str(store), "-q"]) == 2
+    err_text = capsys.readouterr().err
+    assert err_text.count("\n") == 1 and err_text.startswith("tcplab: error: ") and message in err_text
+    assert not store.exists()
+
+
+def test_a_window_the_run_cannot_hold_names_the_point() -> None:
+    data = small()
+    data["sweep"] = {"duration": ["20s", "5s"]}  # the window 8s:20s does not fit a 5 s run
+    with pytest.raises(ScenarioError, match=r"^scenario.window = '8s:20s': expected a window that starts before the run ends \(duration = 5s\) \(with sweep.duration = '5s'\)$"):
+        parse_experiment(data)
+
+
+def test_pairs_need_two_flows() -> None:
+    data = small()
+    data["scenario"]["flows"] = data["scenario"]["flows"][:1]
+    with pytest.raises(ScenarioError, match=r"^scenario.flows = .*expected at least two flows"):
+        parse_experiment(data)
+
+
+def test_base_scenario_from_a_file(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text((ROOT / "scenarios" / "quick.toml").read_text())
+    data = small()
+    data["scenario"] = "base.toml"
+    path = tmp_path / "e.toml"
+    path.write_text(_toml(data))
+    exp = load_experiment(path)
+    assert exp.runs()[0].scenario.topology.bottleneck.bps == 100 * 10**6
+    assert exp.definition["scenario"]["topology"]["bottleneck"] == "100Mbps"  # inlined: the hash sees it
+
+
+def _toml(data: dict) -> str:
+    """A small TOML writer for the tables these tests build."""
+    lines: list[str] = []
+
+    def value(v: object) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f'"{k}" = {value(x)}' for k, x in v.items()) + "}"
+        return repr(v)
+
+    for key, v in data.items():
+        lines.append(f'"{key}" = {value(v)}')
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.toml")), ids=lambda p: p.stem)
+def test_bundled_experiments_are_valid(path: Path) -> None:
+    """Every bundled file is valid once its variants exist (here: each unknown one run as 'sack')."""
+    from tcplab import variants
+
+    data = tomllib.loads(path.read_text())
+    known = set(variants.names())
+
+    def sub(v: str) -> str:
+        return v if v in known else "sack"
+
+    for flow in data["scenario"]["flows"]:
+        flow["variant"] = sub(flow["variant"])
+    for key in ("flow1", "flow2"):
+        value = data["pairs"][key]
+        data["pairs"][key] = sub(value) if isinstance(value, str) else list(dict.fromkeys(sub(v) for v in value))
+    exp = parse_experiment(data, name=path.stem)
+    assert exp.name == path.stem
+    runs = exp.runs()
+    assert runs and len({r.run_id for r in runs}) == len(runs)
+    if path.stem.endswith("-quick"):  # minutes, not hours
+        assert exp.replications <= 2 and runs[0].scenario.duration.seconds <= 120
+    else:
+        assert exp.replications == 5  # every paper ran each point five times
