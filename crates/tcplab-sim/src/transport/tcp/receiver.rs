@@ -2,6 +2,8 @@
 //! Linux does it: every second full segment, a 40 ms timer, an immediate ACK for out-of-order
 //! data and for data that fills a hole), and RFC 7323 timestamp echo.
 
+use std::collections::VecDeque;
+
 use crate::ids::{FlowId, NodeId};
 use crate::measure::Histogram;
 use crate::net::packet::{Kind, Packet, MAX_SACK_BLOCKS};
@@ -14,9 +16,11 @@ use crate::transport::TimerSlot;
 struct OooRange {
     start: u32,
     end: u32,
-    /// When it last grew, for RFC 2018's "most recently received first" block order.
-    touched: u64,
 }
+
+/// How many recently received out-of-order segments are remembered for SACK block order: enough
+/// for the blocks an ACK carries even when several of them fall into one range.
+const RECENT: usize = 8;
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -41,8 +45,12 @@ pub struct TcpReceiver {
     sack: bool,
     timestamps: bool,
     pub rcv_nxt: u32,
-    ooo: Vec<OooRange>,
-    touch: u64,
+    /// Out-of-order data, sorted; holes are filled from the front, so a deque.
+    ooo: VecDeque<OooRange>,
+    /// Recently received out-of-order segments, most recent first (RFC 2018 §4's block order;
+    /// like Linux's `selective_acks`, a few entries rather than a scan of every range).
+    recent: [u32; RECENT],
+    n_recent: usize,
     /// In-order full segments received since the last ACK.
     unacked_segs: u32,
     ts_recent: Nanos,
@@ -63,8 +71,9 @@ impl TcpReceiver {
             sack: spec.sack,
             timestamps: spec.timestamps,
             rcv_nxt: 0,
-            ooo: Vec::with_capacity(64),
-            touch: 0,
+            ooo: VecDeque::with_capacity(64),
+            recent: [0; RECENT],
+            n_recent: 0,
             unacked_segs: 0,
             ts_recent: 0,
             last_ack_sent: 0,
@@ -85,12 +94,12 @@ impl TcpReceiver {
             let before = self.rcv_nxt;
             self.rcv_nxt += 1;
             let had_hole = !self.ooo.is_empty();
-            while let Some(first) = self.ooo.first() {
+            while let Some(first) = self.ooo.front() {
                 if first.start > self.rcv_nxt {
                     break;
                 }
                 self.rcv_nxt = self.rcv_nxt.max(first.end);
-                self.ooo.remove(0);
+                self.ooo.pop_front();
             }
             self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
             if had_hole || !self.delayed_ack {
@@ -113,23 +122,30 @@ impl TcpReceiver {
     }
 
     fn insert_ooo(&mut self, seq: u32) {
-        self.touch += 1;
-        let touched = self.touch;
         let i = self.ooo.partition_point(|r| r.end < seq);
         if i < self.ooo.len() && self.ooo[i].start <= seq + 1 && seq <= self.ooo[i].end {
             // Extends or lies in range i (touching it on the left or right).
             let r = &mut self.ooo[i];
             r.start = r.start.min(seq);
             r.end = r.end.max(seq + 1);
-            r.touched = touched;
             // Merge with the next range if they now touch.
             if i + 1 < self.ooo.len() && self.ooo[i + 1].start <= self.ooo[i].end {
                 self.ooo[i].end = self.ooo[i].end.max(self.ooo[i + 1].end);
                 self.ooo.remove(i + 1);
             }
         } else {
-            self.ooo.insert(i, OooRange { start: seq, end: seq + 1, touched });
+            self.ooo.insert(i, OooRange { start: seq, end: seq + 1 });
         }
+        // Most recent first; the oldest entry falls off.
+        self.recent.copy_within(0..RECENT - 1, 1);
+        self.recent[0] = seq;
+        self.n_recent = (self.n_recent + 1).min(RECENT);
+    }
+
+    /// The out-of-order range holding `seq`, if it is still out of order.
+    fn range_of(&self, seq: u32) -> Option<(u32, u32)> {
+        let i = self.ooo.partition_point(|r| r.end <= seq);
+        self.ooo.get(i).filter(|r| r.start <= seq).map(|r| (r.start, r.end))
     }
 
     /// The delayed-ACK timer expired.
@@ -145,15 +161,19 @@ impl TcpReceiver {
         a.ts_val_ns = now;
         a.ts_ecr_ns = if self.timestamps { self.ts_recent } else { 0 };
         if self.sack && !self.ooo.is_empty() {
-            // RFC 2018 §4: the most recently changed block first, then the others most recent first.
+            // RFC 2018 §4: the block holding the most recently received segment first, then the
+            // other most recently reported ones.
             let max_blocks = if self.timestamps { 3 } else { MAX_SACK_BLOCKS };
             let mut n = 0;
-            let mut last_pick = u64::MAX;
-            while n < max_blocks {
-                let Some(r) = self.ooo.iter().filter(|r| r.touched < last_pick).max_by_key(|r| r.touched) else { break };
-                a.sack[n] = (r.start, r.end);
-                last_pick = r.touched;
-                n += 1;
+            for k in 0..self.n_recent {
+                if n == max_blocks {
+                    break;
+                }
+                let Some(block) = self.range_of(self.recent[k]) else { continue };
+                if !a.sack[..n].contains(&block) {
+                    a.sack[n] = block;
+                    n += 1;
+                }
             }
             a.n_sack = n as u8;
             // The SACK option: kind, length and 8 bytes a block, padded with two NOPs (Linux).
