@@ -8,12 +8,22 @@
 //!
 //! Dispatch is an enum ([`Cc`]) so the per-ACK path has no dynamic dispatch.
 
+mod bic;
+mod cubic;
 pub mod helpers;
+mod highspeed;
+mod htcp;
 pub mod params;
 mod reno;
+mod scalable;
 
+pub use bic::Bic;
+pub use cubic::Cubic;
+pub use highspeed::HighSpeed;
+pub use htcp::Htcp;
 pub use params::{Param, ParamValues};
 pub use reno::Reno;
+pub use scalable::Scalable;
 
 use std::collections::BTreeMap;
 
@@ -42,19 +52,74 @@ pub struct Algorithm {
 }
 
 /// Every congestion control, in the order `tcplab variants` lists them.
-pub const ALGORITHMS: &[Algorithm] = &[Algorithm {
-    name: "reno",
-    aliases: &["newreno"],
-    about: "Slow start, +1 segment per RTT, halve on loss",
-    reference: "RFC 5681",
-    linux: "net/ipv4/tcp_cong.c (tcp_reno_*)",
-    params: &[],
-    build: |_| Cc::Reno(Reno),
-}];
+pub const ALGORITHMS: &[Algorithm] = &[
+    Algorithm {
+        name: "reno",
+        aliases: &["newreno"],
+        about: "Slow start, +1 segment per RTT, halve on loss",
+        reference: "RFC 5681",
+        linux: "net/ipv4/tcp_cong.c (tcp_reno_*)",
+        params: &[],
+        build: |_| Cc::Reno(Reno),
+    },
+    Algorithm {
+        name: "bic",
+        aliases: &["bictcp"],
+        about: "Binary search toward the window of the last loss, at most 16 segments per RTT; cut to 0.8",
+        reference: "Xu, Harfoush, Rhee, INFOCOM 2004",
+        linux: "net/ipv4/tcp_bic.c",
+        params: bic::PARAMS,
+        build: |p| Cc::Bic(Bic::new(p)),
+    },
+    Algorithm {
+        name: "cubic",
+        aliases: &[],
+        about: "Window a cubic function of time since the last loss, TCP-friendly region, HyStart; cut to 0.7",
+        reference: "RFC 9438; Ha, Rhee, Xu, ACM SIGOPS OSR 2008",
+        linux: "net/ipv4/tcp_cubic.c",
+        params: cubic::PARAMS,
+        build: |p| Cc::Cubic(Cubic::new(p)),
+    },
+    Algorithm {
+        name: "highspeed",
+        aliases: &["hstcp"],
+        about: "Increase a(w) and decrease b(w) from RFC 3649's table: more aggressive at large windows",
+        reference: "RFC 3649",
+        linux: "net/ipv4/tcp_highspeed.c",
+        params: highspeed::PARAMS,
+        build: |_| Cc::HighSpeed(HighSpeed::default()),
+    },
+    Algorithm {
+        name: "htcp",
+        aliases: &[],
+        about: "Increase grows with time since the last loss, RTT-scaled; backoff RTT_min/RTT_max",
+        reference: "Leith, Shorten, PFLDnet 2004",
+        linux: "net/ipv4/tcp_htcp.c",
+        params: htcp::PARAMS,
+        build: |p| Cc::Htcp(Htcp::new(p)),
+    },
+    Algorithm {
+        name: "scalable",
+        aliases: &["stcp"],
+        about: "+0.01 segment per ACK (1% per RTT), cut to 0.875",
+        reference: "Kelly, ACM SIGCOMM CCR 2003",
+        linux: "net/ipv4/tcp_scalable.c",
+        params: scalable::PARAMS,
+        build: |p| Cc::Scalable(Scalable::new(p)),
+    },
+];
 
 /// Parameter profiles: older kernels' defaults, so the papers' configuration can be reproduced.
-/// Each entry: (profile, algorithm, parameter, value).
-pub const PROFILES: &[(&str, &str, &str, f64)] = &[];
+/// Each entry: (profile, algorithm, parameter, value). `linux-2.6.22` is the kernel of the
+/// papers' testbeds; each algorithm's file says what changed since and what the profile leaves
+/// out.
+pub const PROFILES: &[(&str, &str, &str, f64)] = &[
+    // CUBIC v2.1: beta 819/1024 (717 from 2.6.25), no HyStart (from 2.6.29).
+    ("linux-2.6.22", "cubic", "beta", 0.8),
+    ("linux-2.6.22", "cubic", "hystart", 0.0),
+    // TCP_SCALABLE_AI_CNT was 50.
+    ("linux-2.6.22", "scalable", "ai", 0.02),
+];
 
 /// The profile names known.
 pub fn profile_names() -> Vec<&'static str> {
@@ -191,6 +256,11 @@ pub trait CongestionOps {
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(Reno),
+    Bic(Bic),
+    Cubic(Cubic),
+    HighSpeed(HighSpeed),
+    Htcp(Htcp),
+    Scalable(Scalable),
 }
 
 impl Cc {
@@ -214,6 +284,11 @@ macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             Cc::Reno($c) => $e,
+            Cc::Bic($c) => $e,
+            Cc::Cubic($c) => $e,
+            Cc::HighSpeed($c) => $e,
+            Cc::Htcp($c) => $e,
+            Cc::Scalable($c) => $e,
         }
     };
 }
@@ -250,3 +325,4 @@ impl CongestionOps for Cc {
 }
 
 const _: () = assert!(std::mem::size_of::<Cc>() <= 256);
+
