@@ -536,6 +536,14 @@ mod tests {
     }
 
     #[test]
+    fn the_linux_2_6_22_profile_reaches_cubic() {
+        let super::super::Cc::Cubic(c) = super::super::Cc::new("cubic", "linux-2.6.22", &BTreeMap::new(), "f").unwrap() else {
+            panic!("cubic built something else")
+        };
+        assert_eq!((c.cfg.beta, c.cfg.hystart), (819, false));
+    }
+
+    #[test]
     fn linux_2_6_22_profile_has_no_hystart() {
         let mut c = cubic(&[("beta", 0.8), ("hystart", 0.0)]);
         let mut tp = TcpCcView::new(32, 1448);
