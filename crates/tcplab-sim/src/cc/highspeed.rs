@@ -157,9 +157,9 @@ mod tests {
 
     #[test]
     fn at_ten_thousand_segments_it_adds_thirty_per_rtt() {
-        // 9991 < 10 000 <= 10 661: row 29, a = 30. One RTT = 10 000 ACKs: cwnd_cnt gains 30 per
-        // ACK, +1 each time it reaches cwnd (which itself grows): 30 segments, less the last
-        // fraction.
+        // 9991 < 10 000 <= 10 661: row 29, a = 30. One RTT = 10 000 ACKs gives 300 000 credits;
+        // each increase spends the current cwnd (10 000, 10 001, …): 29 increases spend
+        // 290 406, leaving 9 594 < 10 029 — so +29, the 30th a few ACKs into the next RTT.
         let mut h = HighSpeed::default();
         let mut tp = ca_view(10_000);
         for i in 0..10_000 {

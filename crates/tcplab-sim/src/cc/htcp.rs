@@ -22,8 +22,7 @@
 //! Deviations:
 //! - `init` (Δ's origin, `last_cong`) runs when the flow starts sending (`CA_EVENT_TX_START`),
 //!   not at connection set-up one RTT earlier (tcplab has no handshake).
-//! - As in Linux, the maximum RTT only grows by samples within 20 ms of it, and Δ counts from
-//!   the end of the last congestion event's start (entry to Recovery/Loss).
+//! - Time runs at HZ = 1000 (Δ, RTT_min and RTT_max in 1 ms jiffies).
 
 use super::helpers::{jiffies, slow_start, usecs_to_jiffies, HZ};
 use super::params::{Param, ParamValues};
