@@ -228,7 +228,7 @@ impl Cubic {
             t += usecs_to_jiffies(self.delay_min) as u64;
             t = (t << BICTCP_HZ) / HZ as u64;
             let k = self.bic_k as u64;
-            let offs = if t < k { k - t } else { t - k };
+            let offs = t.abs_diff(k);
             // RFC 9438 eq. 1: C·(t − K)³ in segments.
             let delta = ((self.cfg.cube_rtt_scale as u64).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
                 >> (10 + 3 * BICTCP_HZ)) as u32;
@@ -436,8 +436,8 @@ mod tests {
         // W_max = 1000, cwnd after the cut 700, so K = ∛(300/C) = 9.0816 s. Linux evaluates
         // W one minimum RTT ahead (t + 0.1 s) and sets cnt to reach it within one RTT, so cwnd
         // at time t is W(t) to within one segment.
-        let cc = 410.0 / 1024.0;
-        let k = (300.0 / cc as f64).cbrt();
+        let cc: f64 = 410.0 / 1024.0;
+        let k = (300.0 / cc).cbrt();
         for (i, &w) in cwnd.iter().enumerate() {
             let t = (i + 1) as f64;
             let model = cc * (t - k).powi(3) + 1000.0;
