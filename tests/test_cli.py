@@ -96,7 +96,7 @@ def bad_cases(tmp_path: Path) -> list[tuple[list[str], str]]:
         ([*SHORT, "--rtt", "100"], "topology.rtt = '100': expected a time with a unit (ns, us, ms, s, min) like '25ms'"),
         (["sim", graph_file(tmp_path / "zero.toml", ZERO_RATE, 'src = "a"\ndst = "b"')], "topology.links[0].rate = '0Mbps': expected a positive rate"),
         (["sim", graph_file(tmp_path / "apart.toml", UNCONNECTED)], "flows[0].dst = 'c': expected"),
-        ([*SHORT, "--flow", "cubic"], "flows[2].variant = 'cubic': expected a TCP variant: one of tahoe, reno, newreno, sack"),
+        ([*SHORT, "--flow", "nosuchcc"], "flows[2].variant = 'nosuchcc': expected a TCP variant: one of tahoe, reno, newreno, sack"),
         ([*SHORT, "--window", "400s:500s"], "window = '400s:500s': expected a window that starts before the run ends (duration = 8s)"),
         ([*SHORT, "--buffer", "lots"], "topology.buffer = 'lots': expected a buffer size"),
         ([*SHORT, "--flow", "newreno@"], "--flow = 'newreno@': expected VARIANT[@START[:STOP]]"),

@@ -1,6 +1,30 @@
 //! The shared AIMD toolkit every classic algorithm uses, as in `net/ipv4/tcp_cong.c`.
 
 use super::TcpCcView;
+use crate::time::Nanos;
+
+/// The kernel tick rate the Linux-mirrored algorithms count time in (`HZ`, ticks per second).
+/// tcplab uses 1000 (a 1 ms jiffy), the value of most desktop and many server kernels.
+pub const HZ: u32 = 1000;
+
+/// Linux `tcp_jiffies32`: simulated time in ticks of 1/`HZ` s, wrapping like a `u32`.
+#[inline]
+pub fn jiffies(now_ns: Nanos) -> u32 {
+    (now_ns / (1_000_000_000 / HZ as u64)) as u32
+}
+
+/// Linux `tcp_mstamp` truncated to 32 bits: simulated time in µs.
+#[inline]
+pub fn clock_us(now_ns: Nanos) -> u32 {
+    (now_ns / 1_000) as u32
+}
+
+/// Linux `usecs_to_jiffies`: µs to ticks, rounded up.
+#[inline]
+pub fn usecs_to_jiffies(us: u32) -> u32 {
+    let per = 1_000_000 / HZ;
+    us.div_ceil(per)
+}
 
 /// Linux `tcp_slow_start`: grow cwnd by the segments acknowledged, but not past ssthresh.
 /// Returns the acknowledged segments left over for congestion avoidance.

@@ -8,24 +8,34 @@
 //!
 //! Dispatch is an enum ([`Cc`]) so the per-ACK path has no dynamic dispatch.
 
+mod bic;
 mod compound;
+mod cubic;
 pub mod helpers;
+mod highspeed;
+mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod lp;
 pub mod params;
 mod reno;
+mod scalable;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
 pub mod yeah;
 
+pub use bic::Bic;
 pub use compound::Compound;
+pub use cubic::Cubic;
+pub use highspeed::HighSpeed;
+pub use htcp::Htcp;
 pub use hybla::Hybla;
 pub use illinois::Illinois;
 pub use lp::Lp;
 pub use params::{Param, ParamValues};
 pub use reno::Reno;
+pub use scalable::Scalable;
 pub use vegas::Vegas;
 pub use veno::Veno;
 pub use westwood::Westwood;
@@ -67,6 +77,51 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_cong.c (tcp_reno_*)",
         params: &[],
         build: |_| Cc::Reno(Reno),
+    },
+    Algorithm {
+        name: "bic",
+        aliases: &["bictcp"],
+        about: "Binary search toward the window of the last loss, at most 16 segments per RTT; cut to 0.8",
+        reference: "Xu, Harfoush, Rhee, INFOCOM 2004",
+        linux: "net/ipv4/tcp_bic.c",
+        params: bic::PARAMS,
+        build: |p| Cc::Bic(Bic::new(p)),
+    },
+    Algorithm {
+        name: "cubic",
+        aliases: &[],
+        about: "Window a cubic function of time since the last loss, TCP-friendly region, HyStart; cut to 0.7",
+        reference: "RFC 9438; Ha, Rhee, Xu, ACM SIGOPS OSR 2008",
+        linux: "net/ipv4/tcp_cubic.c",
+        params: cubic::PARAMS,
+        build: |p| Cc::Cubic(Cubic::new(p)),
+    },
+    Algorithm {
+        name: "highspeed",
+        aliases: &["hstcp"],
+        about: "Increase a(w) and decrease b(w) from RFC 3649's table: more aggressive at large windows",
+        reference: "RFC 3649",
+        linux: "net/ipv4/tcp_highspeed.c",
+        params: highspeed::PARAMS,
+        build: |_| Cc::HighSpeed(HighSpeed::default()),
+    },
+    Algorithm {
+        name: "htcp",
+        aliases: &[],
+        about: "Increase grows with time since the last loss, RTT-scaled; backoff RTT_min/RTT_max",
+        reference: "Leith, Shorten, PFLDnet 2004",
+        linux: "net/ipv4/tcp_htcp.c",
+        params: htcp::PARAMS,
+        build: |p| Cc::Htcp(Htcp::new(p)),
+    },
+    Algorithm {
+        name: "scalable",
+        aliases: &["stcp"],
+        about: "+0.01 segment per ACK (1% per RTT), cut to 0.875",
+        reference: "Kelly, ACM SIGCOMM CCR 2003",
+        linux: "net/ipv4/tcp_scalable.c",
+        params: scalable::PARAMS,
+        build: |p| Cc::Scalable(Scalable::new(p)),
     },
     Algorithm {
         name: "compound",
@@ -144,8 +199,16 @@ pub const ALGORITHMS: &[Algorithm] = &[
 
 /// Parameter profiles: older kernels' defaults, so the papers' configuration can be reproduced.
 /// Each entry: (profile, algorithm, parameter, value). Vegas, Illinois and Hybla, the delay-based
-/// algorithms with parameters, had today's defaults in 2.6.22 (see `docs/algorithms/`).
-pub const PROFILES: &[(&str, &str, &str, f64)] = &[];
+/// algorithms with parameters, had today's defaults in 2.6.22 (see `docs/algorithms/`). `linux-2.6.22` is the kernel of the
+/// papers' testbeds; each algorithm's file says what changed since and what the profile leaves
+/// out.
+pub const PROFILES: &[(&str, &str, &str, f64)] = &[
+    // CUBIC v2.1: beta 819/1024 (717 from 2.6.25), no HyStart (from 2.6.29).
+    ("linux-2.6.22", "cubic", "beta", 0.8),
+    ("linux-2.6.22", "cubic", "hystart", 0.0),
+    // TCP_SCALABLE_AI_CNT was 50.
+    ("linux-2.6.22", "scalable", "ai", 0.02),
+];
 
 /// The profile names known.
 pub fn profile_names() -> Vec<&'static str> {
@@ -288,10 +351,17 @@ pub trait CongestionOps {
     fn pkts_acked(&mut self, _tp: &mut TcpCcView, _sample: &AckSample) {}
 }
 
-/// Every congestion control, dispatched by `match`.
+/// Every congestion control, dispatched by `match`. States are held inline (the largest,
+/// CUBIC's, is about 100 bytes): one `Cc` per flow, and no pointer to follow on each ACK.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Cc {
     Reno(Reno),
+    Bic(Bic),
+    Cubic(Cubic),
+    HighSpeed(HighSpeed),
+    Htcp(Htcp),
+    Scalable(Scalable),
     Compound(Compound),
     Vegas(Vegas),
     Veno(Veno),
@@ -323,6 +393,11 @@ macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             Cc::Reno($c) => $e,
+            Cc::Bic($c) => $e,
+            Cc::Cubic($c) => $e,
+            Cc::HighSpeed($c) => $e,
+            Cc::Htcp($c) => $e,
+            Cc::Scalable($c) => $e,
             Cc::Compound($c) => $e,
             Cc::Vegas($c) => $e,
             Cc::Veno($c) => $e,
@@ -367,3 +442,4 @@ impl CongestionOps for Cc {
 }
 
 const _: () = assert!(std::mem::size_of::<Cc>() <= 256);
+
