@@ -160,7 +160,7 @@ BAD = [
     ("[cc.compound]\ngama = 5", "cc.compound.gama = 5", "expected a parameter of compound: one of k, alpha, beta"),
     ("[cc.compound]\ngamma = 'x'", "cc.compound.gamma = 'x'", "expected a number 1 to 1000"),
     ("[cc.reno]\nbeta = 0.5", "cc.reno.beta = 0.5", "expected a parameter of reno: no parameters"),
-    ("[cc.nosuchcc]\nbeta = 0.5", "cc.nosuchcc = {'beta': 0.5}", "expected 'profile' or a congestion control: one of reno, compound"),
+    ("[cc.nosuchcc]\nbeta = 0.5", "cc.nosuchcc = {'beta': 0.5}", "expected 'profile' or a congestion control: one of " + ", ".join(a["name"] for a in _core.congestion_controls())),
     ("[cc]\nprofile = 'linux-1.0'", "cc.profile = 'linux-1.0'", "expected one of linux"),
 ]
 
