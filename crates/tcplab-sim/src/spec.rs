@@ -98,6 +98,24 @@ pub enum FlowSpec {
     Dccp(DccpSpec),
 }
 
+impl From<TcpSpec> for FlowSpec {
+    fn from(t: TcpSpec) -> Self {
+        FlowSpec::Tcp(t)
+    }
+}
+
+impl From<CbrSpec> for FlowSpec {
+    fn from(c: CbrSpec) -> Self {
+        FlowSpec::Cbr(c)
+    }
+}
+
+impl From<DccpSpec> for FlowSpec {
+    fn from(d: DccpSpec) -> Self {
+        FlowSpec::Dccp(d)
+    }
+}
+
 impl FlowSpec {
     pub fn endpoints(&self) -> (u32, u32) {
         match self {

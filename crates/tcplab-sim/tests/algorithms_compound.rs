@@ -3,21 +3,13 @@
 //!
 //! Seeds: `TCPLAB_SEED` overrides the master seed; the seed in use is printed when an assertion fails.
 
-use tcplab_sim::spec::{Dumbbell, FlowSpec, QueueSpec, Recovery, Spec, TcpSpec, Topology};
-use tcplab_sim::{simulate, SimResult};
+use tcplab_sim::spec::{FlowSpec, Recovery, Spec, TcpSpec};
+use tcplab_sim::SimResult;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+mod common;
+use common::*;
+
 const RATE_BPS: u64 = 100_000_000;
-
-fn seed() -> u64 {
-    std::env::var("TCPLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
-}
-
-/// The bandwidth-delay product of the 100 Mb/s bottleneck in 1500-byte packets.
-fn bdp_pkts(rtt_ns: u64) -> u64 {
-    RATE_BPS * rtt_ns / S / 8 / 1500
-}
 
 /// Paper 000's set-up: two pairs, the RTT on the bottleneck, a drop-tail buffer of
 /// `buffer_bdp` × BDP; flow 1 starts at 0 s, flow 2 at 60 s; Linux-like flows (SACK, PRR).
@@ -34,29 +26,7 @@ fn pair(cc1: &str, cc2: &str, rtt_ns: u64, buffer_bdp: f64) -> Spec {
             FlowSpec::Tcp(t)
         })
         .collect();
-    Spec {
-        seed: seed(),
-        duration_ns: 300 * S,
-        interval_ns: S,
-        start_jitter_ns: 5 * MS,
-        host_jitter_ns: 0,
-        topology: Topology::Dumbbell(Dumbbell {
-            pairs: 2,
-            bottleneck_rate_bps: RATE_BPS,
-            bottleneck_delay_ns: rtt_ns / 2,
-            access_rate_bps: 1_000_000_000,
-            access_delay_ns: vec![0; 2],
-            queue: QueueSpec::Droptail { limit_pkts: Some((bdp_pkts(rtt_ns) as f64 * buffer_bdp) as u64), limit_bytes: None },
-            access_queue: QueueSpec::Droptail { limit_pkts: Some(10_000), limit_bytes: None },
-            loss: 0.0,
-            reverse_loss: 0.0,
-        }),
-        flows,
-    }
-}
-
-fn run(spec: &Spec) -> SimResult {
-    simulate(spec).unwrap_or_else(|e| panic!("seed {}: {e}", spec.seed))
+    dumbbell(RATE_BPS, rtt_ns, (bdp_pkts(RATE_BPS, rtt_ns) as f64 * buffer_bdp) as u64, flows, 300 * S)
 }
 
 /// Mean goodput of `flow` in Mb/s over the papers' window, 120–300 s.
@@ -65,12 +35,6 @@ fn mean_mbps(r: &SimResult, flow: u32) -> f64 {
     let g = r.series(flow, "goodput_bytes");
     let picked: Vec<f64> = t.iter().zip(&g).filter(|(t, _)| **t > (120 * S) as f64).map(|(_, g)| *g).collect();
     picked.iter().sum::<f64>() * 8.0 / picked.len() as f64 / 1e6
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
 }
 
 #[test]

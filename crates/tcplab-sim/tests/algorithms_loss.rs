@@ -3,44 +3,17 @@
 //!
 //! Seeds: `TCPLAB_SEED` overrides the master seed; the seed in use is printed on failure.
 
-use tcplab_sim::spec::{Dumbbell, FlowSpec, QueueSpec, Recovery, Spec, TcpSpec, Topology};
-use tcplab_sim::{simulate, SimResult};
+use tcplab_sim::spec::{Recovery, Spec, TcpSpec};
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+mod common;
+use common::*;
+
 const RATE_BPS: u64 = 100_000_000;
-
-fn seed() -> u64 {
-    std::env::var("TCPLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
-}
-
-/// The bandwidth-delay product of the 100 Mb/s bottleneck in 1500-byte packets.
-fn bdp_pkts(rtt_ns: u64) -> u64 {
-    RATE_BPS * rtt_ns / S / (1500 * 8)
-}
 
 /// Two flows on the dumbbell, the whole RTT on the bottleneck; the second starts at 60 s.
 fn two_flows(rtt_ns: u64, buffer_pkts: u64, first: TcpSpec, mut second: TcpSpec, duration_ns: u64) -> Spec {
     second.start_ns = 60 * S;
-    Spec {
-        seed: seed(),
-        duration_ns,
-        interval_ns: S,
-        start_jitter_ns: 5 * MS,
-        host_jitter_ns: 0,
-        topology: Topology::Dumbbell(Dumbbell {
-            pairs: 2,
-            bottleneck_rate_bps: RATE_BPS,
-            bottleneck_delay_ns: rtt_ns / 2,
-            access_rate_bps: 1_000_000_000,
-            access_delay_ns: vec![0; 2],
-            queue: QueueSpec::Droptail { limit_pkts: Some(buffer_pkts), limit_bytes: None },
-            access_queue: QueueSpec::Droptail { limit_pkts: Some(10_000), limit_bytes: None },
-            loss: 0.0,
-            reverse_loss: 0.0,
-        }),
-        flows: vec![FlowSpec::Tcp(first), FlowSpec::Tcp(second)],
-    }
+    dumbbell(RATE_BPS, rtt_ns, buffer_pkts, vec![first, second], duration_ns)
 }
 
 /// Flow `i` of the two-pair dumbbell with congestion control `cc`, run the way Linux runs it:
@@ -63,24 +36,6 @@ fn ceiling_mbps() -> f64 {
     RATE_BPS as f64 * 1448.0 / 1500.0 / 1e6
 }
 
-fn run(spec: &Spec) -> SimResult {
-    simulate(spec).unwrap_or_else(|e| panic!("seed {}: {e}", spec.seed))
-}
-
-/// Mean goodput of `flow` in Mb/s over intervals ending in (from_s, to_s].
-fn mean_mbps(r: &SimResult, flow: u32, from_s: u64, to_s: u64) -> f64 {
-    let t = r.series(flow, "t_ns");
-    let g = r.series(flow, "goodput_bytes");
-    let picked: Vec<f64> = t.iter().zip(&g).filter(|(t, _)| **t > (from_s * S) as f64 && **t <= (to_s * S) as f64).map(|(_, g)| *g).collect();
-    picked.iter().sum::<f64>() * 8.0 / picked.len() as f64 / 1e6
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
-}
-
 const VARIANTS: [&str; 5] = ["bic", "cubic", "highspeed", "htcp", "scalable"];
 
 /// Both papers (ns-2 and a Linux 2.6.22 testbed at 100 Mb/s; the same at 1 Gb/s): against a
@@ -97,7 +52,7 @@ fn high_speed_variants_take_more_than_newrenos_share_at_long_rtt() {
     // htcp 0.976, scalable 0.989; at 400 ms: 0.964, 0.974, 0.845, 0.988, 0.995 (JFI 0.51–0.68).
     for rtt_ms in [200, 400] {
         let rtt = rtt_ms * MS;
-        let buffer = bdp_pkts(rtt) / 5;
+        let buffer = bdp_pkts(RATE_BPS, rtt) / 5;
         for v in VARIANTS {
             let spec = two_flows(rtt, buffer, flow(0, "reno"), flow(1, v), 300 * S);
             let r = run(&spec);
@@ -132,7 +87,7 @@ fn high_speed_variants_take_more_than_newrenos_share_at_long_rtt() {
 fn each_variant_is_fair_to_itself_at_equal_rtt() {
     for (v, rtt_ms) in [("bic", 100), ("cubic", 100), ("highspeed", 100), ("htcp", 100), ("scalable", 10)] {
         let rtt = rtt_ms * MS;
-        let buffer = bdp_pkts(rtt);
+        let buffer = bdp_pkts(RATE_BPS, rtt);
         let spec = two_flows(rtt, buffer, flow(0, v), flow(1, v), 300 * S);
         let r = run(&spec);
         let x = [mean_mbps(&r, 0, 120, 300), mean_mbps(&r, 1, 120, 300)];
@@ -149,7 +104,7 @@ fn each_variant_is_fair_to_itself_at_equal_rtt() {
 #[test]
 fn scalable_at_large_windows_does_not_converge() {
     let rtt = 100 * MS;
-    let spec = two_flows(rtt, bdp_pkts(rtt), flow(0, "scalable"), flow(1, "scalable"), 300 * S);
+    let spec = two_flows(rtt, bdp_pkts(RATE_BPS, rtt), flow(0, "scalable"), flow(1, "scalable"), 300 * S);
     let r = run(&spec);
     let x = [mean_mbps(&r, 0, 120, 300), mean_mbps(&r, 1, 120, 300)];
     assert!(jain(&x) < 0.8 && x[0] > 2.0 * x[1], "seed {}: JFI {:.3} for {x:.2?}", spec.seed, jain(&x));

@@ -3,40 +3,12 @@
 //! Seeds: `TCPLAB_SEED` overrides the master seed of every scenario here; the seed in use is
 //! printed when an assertion fails.
 
-use tcplab_sim::spec::{Dumbbell, FlowSpec, QueueSpec, Recovery, Spec, TcpSpec, Topology};
+use tcplab_sim::spec::{Recovery, Spec, TcpSpec, Topology};
 use tcplab_sim::{simulate, SimResult};
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-const MSS: f64 = 1448.0;
+mod common;
+use common::*;
 
-fn seed() -> u64 {
-    std::env::var("TCPLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
-}
-
-/// A dumbbell with one pair per flow; the whole RTT on the bottleneck.
-fn dumbbell(rate_bps: u64, rtt_ns: u64, buffer_pkts: u64, flows: Vec<TcpSpec>, duration_ns: u64) -> Spec {
-    let pairs = flows.len() as u32;
-    Spec {
-        seed: seed(),
-        duration_ns,
-        interval_ns: S,
-        start_jitter_ns: 5 * MS,
-        host_jitter_ns: 0,
-        topology: Topology::Dumbbell(Dumbbell {
-            pairs,
-            bottleneck_rate_bps: rate_bps,
-            bottleneck_delay_ns: rtt_ns / 2,
-            access_rate_bps: 1_000_000_000,
-            access_delay_ns: vec![0; pairs as usize],
-            queue: QueueSpec::Droptail { limit_pkts: Some(buffer_pkts), limit_bytes: None },
-            access_queue: QueueSpec::Droptail { limit_pkts: Some(10_000), limit_bytes: None },
-            loss: 0.0,
-            reverse_loss: 0.0,
-        }),
-        flows: flows.into_iter().map(FlowSpec::Tcp).collect(),
-    }
-}
 
 /// TCP flow `i` of a dumbbell with `pairs` pairs: sender i → receiver i.
 fn tcp(i: u32, pairs: u32, recovery: Recovery) -> TcpSpec {
@@ -44,29 +16,6 @@ fn tcp(i: u32, pairs: u32, recovery: Recovery) -> TcpSpec {
     t.recovery = recovery;
     t.sack = recovery == Recovery::Sack;
     t
-}
-
-fn run(spec: &Spec) -> SimResult {
-    simulate(spec).unwrap_or_else(|e| panic!("seed {}: {e}", spec.seed))
-}
-
-/// Mean goodput of `flow` in Mb/s over intervals ending in (from_s, to_s].
-fn mean_mbps(r: &SimResult, flow: u32, from_s: u64, to_s: u64) -> f64 {
-    let t = r.series(flow, "t_ns");
-    let g = r.series(flow, "goodput_bytes");
-    let picked: Vec<f64> = t.iter().zip(&g).filter(|(t, _)| **t > (from_s * S) as f64 && **t <= (to_s * S) as f64).map(|(_, g)| *g).collect();
-    picked.iter().sum::<f64>() * 8.0 / picked.len() as f64 / 1e6
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
-}
-
-/// The most goodput a 1500-byte packet carrying 1448 bytes can give on `rate_bps`.
-fn goodput_ceiling_mbps(rate_bps: u64) -> f64 {
-    rate_bps as f64 * MSS / 1500.0 / 1e6
 }
 
 #[test]

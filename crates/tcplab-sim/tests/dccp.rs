@@ -6,44 +6,27 @@
 //!
 //! Seeds: `TCPLAB_SEED` overrides the master seed; the seed in use is printed on failure.
 
-use tcplab_sim::spec::{DccpSpec, Dumbbell, FlowSpec, QueueSpec, Recovery, Spec, TcpSpec, Topology};
-use tcplab_sim::{simulate, SimResult};
+use tcplab_sim::spec::{DccpSpec, FlowSpec, QueueSpec, Recovery, Spec, TcpSpec, Topology};
+use tcplab_sim::SimResult;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+mod common;
+use common::*;
+
 const RATE: u64 = 100_000_000;
 
-fn seed() -> u64 {
-    std::env::var("TCPLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
-}
-
 /// The paper's buffer: 100% of the BDP, in 1500-byte packets.
-fn bdp_pkts(rtt_ns: u64) -> u64 {
+fn bdp_rounded(rtt_ns: u64) -> u64 {
     (RATE as f64 * rtt_ns as f64 / 1e9 / 8.0 / 1500.0).round() as u64
 }
 
 /// A 100 Mb/s dumbbell with one pair per flow, the whole RTT on the bottleneck.
 fn dumbbell(rtt_ns: u64, flows: Vec<FlowSpec>, duration_ns: u64, loss: f64) -> Spec {
-    let pairs = flows.len() as u32;
-    Spec {
-        seed: seed(),
-        duration_ns,
-        interval_ns: S,
-        start_jitter_ns: 5 * MS,
-        host_jitter_ns: 100_000,
-        topology: Topology::Dumbbell(Dumbbell {
-            pairs,
-            bottleneck_rate_bps: RATE,
-            bottleneck_delay_ns: rtt_ns / 2,
-            access_rate_bps: 1_000_000_000,
-            access_delay_ns: vec![0; pairs as usize],
-            queue: QueueSpec::Droptail { limit_pkts: Some(bdp_pkts(rtt_ns)), limit_bytes: None },
-            access_queue: QueueSpec::Droptail { limit_pkts: Some(1000), limit_bytes: None },
-            loss,
-            reverse_loss: loss,
-        }),
-        flows,
+    let mut spec = with_loss(common::dumbbell(RATE, rtt_ns, bdp_rounded(rtt_ns), flows, duration_ns), loss, loss);
+    spec.host_jitter_ns = 100_000;
+    if let Topology::Dumbbell(d) = &mut spec.topology {
+        d.access_queue = QueueSpec::Droptail { limit_pkts: Some(1000), limit_bytes: None };
     }
+    spec
 }
 
 /// Flow `i` of `pairs`: DCCP/CCID 2 from sender i to receiver i, starting at `start_s`.
@@ -63,10 +46,6 @@ fn newreno(i: u32, pairs: u32, start_s: u64) -> FlowSpec {
     FlowSpec::Tcp(t)
 }
 
-fn run(spec: &Spec) -> SimResult {
-    simulate(spec).unwrap_or_else(|e| panic!("seed {}: {e}", spec.seed))
-}
-
 /// Per-interval goodput of `flow` in Mb/s for intervals ending in (from_s, to_s].
 fn series_mbps(r: &SimResult, flow: u32, from_s: u64, to_s: u64) -> Vec<f64> {
     let t = r.series(flow, "t_ns");
@@ -76,12 +55,6 @@ fn series_mbps(r: &SimResult, flow: u32, from_s: u64, to_s: u64) -> Vec<f64> {
 
 fn mean(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len() as f64
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let q: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * q)
 }
 
 /// Eq. (1) over the two flows' mean throughputs in the window, and the mean of eq. (2) per interval.

@@ -1,0 +1,91 @@
+//! What the scenario tests share: building dumbbells, running them, measuring like the papers.
+//!
+//! `TCPLAB_SEED` overrides the master seed of every scenario built here; the seed in use is
+//! printed when a run fails.
+
+#![allow(dead_code)] // each test binary uses its own part
+
+use tcplab_sim::spec::{Dumbbell, FlowSpec, QueueSpec, Spec, Topology};
+use tcplab_sim::{simulate, SimResult};
+
+pub const MS: u64 = 1_000_000;
+pub const S: u64 = 1_000_000_000;
+/// Linux's MSS with timestamps on a 1500-byte MTU.
+pub const MSS: f64 = 1448.0;
+
+pub fn seed() -> u64 {
+    std::env::var("TCPLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
+}
+
+/// The bandwidth-delay product in 1500-byte packets.
+pub fn bdp_pkts(rate_bps: u64, rtt_ns: u64) -> u64 {
+    rate_bps * rtt_ns / S / 8 / 1500
+}
+
+/// A dumbbell with one pair per flow (flow i: sender i → receiver i), 1 Gb/s access links, the
+/// whole RTT on the bottleneck, a DropTail buffer of `buffer_pkts`, 5 ms start jitter.
+pub fn dumbbell<F: Into<FlowSpec>>(rate_bps: u64, rtt_ns: u64, buffer_pkts: u64, flows: Vec<F>, duration_ns: u64) -> Spec {
+    let pairs = flows.len() as u32;
+    Spec {
+        seed: seed(),
+        duration_ns,
+        interval_ns: S,
+        start_jitter_ns: 5 * MS,
+        host_jitter_ns: 0,
+        topology: Topology::Dumbbell(Dumbbell {
+            pairs,
+            bottleneck_rate_bps: rate_bps,
+            bottleneck_delay_ns: rtt_ns / 2,
+            access_rate_bps: 1_000_000_000,
+            access_delay_ns: vec![0; pairs as usize],
+            queue: QueueSpec::Droptail { limit_pkts: Some(buffer_pkts), limit_bytes: None },
+            access_queue: QueueSpec::Droptail { limit_pkts: Some(10_000), limit_bytes: None },
+            loss: 0.0,
+            reverse_loss: 0.0,
+        }),
+        flows: flows.into_iter().map(Into::into).collect(),
+    }
+}
+
+/// Set the random loss on the forward (and reverse) bottleneck of a dumbbell.
+pub fn with_loss(mut spec: Spec, forward: f64, reverse: f64) -> Spec {
+    if let Topology::Dumbbell(d) = &mut spec.topology {
+        d.loss = forward;
+        d.reverse_loss = reverse;
+    }
+    spec
+}
+
+pub fn run(spec: &Spec) -> SimResult {
+    simulate(spec).unwrap_or_else(|e| panic!("seed {}: {e}", spec.seed))
+}
+
+/// Per-interval goodput of `flow` in Mb/s for the intervals ending in (from_s, to_s], as iperf's
+/// 1 s reports over the papers' window.
+pub fn series_mbps(r: &SimResult, flow: u32, from_s: u64, to_s: u64) -> Vec<f64> {
+    let t = r.series(flow, "t_ns");
+    let g = r.series(flow, "goodput_bytes");
+    t.iter()
+        .zip(&g)
+        .filter(|(t, _)| **t > (from_s * S) as f64 && **t <= (to_s * S) as f64)
+        .map(|(_, g)| *g * 8.0 / 1e6)
+        .collect()
+}
+
+/// Mean goodput of `flow` in Mb/s over intervals ending in (from_s, to_s].
+pub fn mean_mbps(r: &SimResult, flow: u32, from_s: u64, to_s: u64) -> f64 {
+    let x = series_mbps(r, flow, from_s, to_s);
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Jain's fairness index, eq. (1) of 000_d4086674ca413fb5.txt.
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let q: f64 = x.iter().map(|v| v * v).sum();
+    s * s / (x.len() as f64 * q)
+}
+
+/// The most goodput a 1500-byte packet carrying 1448 bytes can give on `rate_bps`.
+pub fn goodput_ceiling_mbps(rate_bps: u64) -> f64 {
+    rate_bps as f64 * MSS / 1500.0 / 1e6
+}
