@@ -29,12 +29,7 @@ def _table(args: argparse.Namespace) -> int:
         if args.experiment not in analysis.experiments(frames):
             raise ResultsError("--experiment", args.experiment, f"expected one of {', '.join(analysis.experiments(frames))}")
         frames = analysis.select(frames, args.experiment)
-    cells = analysis.aggregate(analysis.per_run(frames))
-    text = analysis.table(cells, args.metric, rows=args.rows, digits=4 if args.metric == "drop_rate" else 2)
-    n = cells["n"]
-    label = "JFI, eq. (1)" if args.metric == "jfi" else args.metric
-    print(f"{', '.join(analysis.experiments(frames))}: {label}, mean (std) over {n.min()}{'' if n.min() == n.max() else f'–{n.max()}'} replications")
-    print(text.to_string())
+    print(analysis.summary_table(frames, args.metric, rows=args.rows))
     return 0
 
 

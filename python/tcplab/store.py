@@ -359,13 +359,17 @@ class Store:
         runs["backend"] = raw["backend"].to_numpy()
         runs["valid"] = raw["valid"].to_numpy(dtype=bool)
         ids = list(runs["run_id"])
-        flows = self._rows("flows", ids, "flow")
-        intervals = self._rows("intervals", ids, "flow, t_s")
+        flows = self.rows("flows", ids, "flow")
+        intervals = self.rows("intervals", ids, "flow, t_s")
         return runs, flows, intervals
 
-    def _rows(self, table: str, run_ids: list[str], order: str) -> pd.DataFrame:
+    def rows(self, table: str, run_ids: Sequence[str], order: str = "run_id") -> pd.DataFrame:
+        """The rows of ``table`` (``runs``, ``flows``, ``intervals``, ``queues``) of the runs
+        ``run_ids``, in that order of runs and then by ``order`` (columns, SQL)."""
+        if table not in TABLES[2:]:
+            raise StoreError("table", table, f"expected one of {', '.join(TABLES[2:])}")
         con = self._con
-        keys = pd.DataFrame({"run_id": run_ids, "_k": range(len(run_ids))})
+        keys = pd.DataFrame({"run_id": list(run_ids), "_k": range(len(run_ids))})
         con.register("_tcplab_ids", keys)
         try:
             frame = con.execute(
