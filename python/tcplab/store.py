@@ -275,7 +275,7 @@ class Store:
         row = [
             record.run_id,
             record.experiment,
-            canonical_json(record.point),
+            json.dumps(record.point, separators=(",", ":"), ensure_ascii=False),  # the grid's order of axes
             canonical_json(record.scenario),
             record.seed,
             record.backend,
@@ -347,7 +347,7 @@ class Store:
             raw = raw[raw["run_id"].isin(order)]
             raw = raw.iloc[sorted(range(len(raw)), key=lambda i: order[raw["run_id"].iloc[i]])]
         points = [json.loads(p) for p in raw["point"]]
-        keys: list[str] = []
+        keys: list[str] = [k for k in experiment.axis_keys if k != "replication"] if experiment is not None else []
         for p in points:
             keys.extend(k for k in p if k != "replication" and k not in keys)
         columns: dict[str, Any] = {k: [_as_text(p.get(k)) for p in points] for k in keys}
