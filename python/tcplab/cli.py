@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run an experiment's sweep into its results store (resumes where it stopped)",
         description=(
             "Expand an experiment file's grid (docs/experiments.md), run every run not yet in the store, "
-            "and print mean ± std per cell. Re-running resumes: finished runs are skipped."
+            "and print mean (std) per cell. Re-running resumes: finished runs are skipped."
         ),
     )
     run.add_argument("file", metavar="FILE", help="experiment TOML file (see docs/experiments.md)")
