@@ -135,3 +135,25 @@ def open_page(path: Path, timeout_s: float = 60.0) -> PageReport:
             proc.kill()
             proc.wait()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def page_markup(text: str) -> str:
+    """An HTML report without its inlined plotly.js (the one script holding ``plotly.js v``): the
+    report's own markup, styles and figure data. The library's code names URLs it never loads for
+    these figures (map tiles, links in its messages); Chromium's request log checks that."""
+    start = text.find("plotly.js v")
+    if start < 0:
+        return text
+    opening = text.rfind("<script", 0, start)
+    closing = text.find("</script>", start)
+    return text[:opening] + text[closing + len("</script>") :]
+
+
+def assert_self_contained(text: str) -> None:
+    """An HTML report that fetches nothing: plotly.js inlined, no http(s) reference in its own
+    markup, no external script, style sheet, image or frame."""
+    assert "Plotly.newPlot" in text and text.count("plotly.js v") >= 1
+    own = page_markup(text)
+    assert len(own) < len(text) // 2  # the library was the bulk of the file
+    assert not re.search(r"https?:", own, re.I), re.search(r".{60}https?:.{60}", own, re.I | re.S)
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)\s*=", own, re.I)

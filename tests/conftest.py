@@ -36,3 +36,49 @@ def reference_data() -> dict:
         "topology": {"kind": "dumbbell", "bottleneck": "100Mbps", "rtt": "100ms", "buffer": "1bdp", "access_rate": "1Gbps", "loss": 0.0},
         "flows": [{"variant": "newreno", "start": "0s"}, {"variant": "newreno", "start": "60s"}],
     }
+
+
+# --- small results stores, written by the real runner ------------------------------------------
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def run_store(experiment: Path, store: Path, *extra: str) -> Path:
+    """Run an experiment file into ``store`` through ``tcplab run`` (in this process, quietly)."""
+    from tcplab.cli import main
+
+    assert main(["run", str(experiment), "--store", str(store), "--jobs", "1", "-q", *extra]) == 0
+    return store
+
+
+def variant_of(experiment: Path, directory: Path, name: str, **replace: str) -> Path:
+    """A copy of an experiment file named ``name`` with text replaced (``{"seed = 1": "seed = 2"}``)."""
+    text = experiment.read_text().replace(f'name = "{experiment.stem}"', f'name = "{name}"')
+    for old, new in replace.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    path = directory / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/data/tiny.toml's store: 2 RTTs × 2 buffers × 2 replications of a 10 Mb/s, 15 s dumbbell."""
+    return run_store(DATA / "tiny.toml", tmp_path_factory.mktemp("stores") / "tiny.duckdb")
+
+
+@pytest.fixture(scope="session")
+def tiny_other_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same grid as ``tiny_store`` with another experiment seed and no host jitter (its
+    replications differ only by the flows' start jitter): two of its four cells differ
+    significantly from ``tiny_store``'s."""
+    directory = tmp_path_factory.mktemp("stores")
+    exp = variant_of(DATA / "tiny.toml", directory, "tiny-steady", **{"seed = 1": "seed = 2", 'host_jitter = "1ms"': 'host_jitter = "0ms"'})
+    return run_store(exp, directory / "tiny-steady.duckdb")
+
+
+@pytest.fixture(scope="session")
+def cbr_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/data/cbr.toml's store: TCP against UDP CBR, 2 variants × 4 CBR rates."""
+    return run_store(DATA / "cbr.toml", tmp_path_factory.mktemp("stores") / "cbr.duckdb")

@@ -1,8 +1,9 @@
-"""Analysis of results frames: per-run metrics from real simulations, statistics across
+"""Analysis of results stores written by the runner: per-run metrics, statistics across
 replications, the comparison of two result sets (000 §IV-A, 001 §4), and the results commands."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -15,14 +16,14 @@ from tcplab import analysis
 from tcplab.analysis import Frames
 from tcplab.cli import main
 from tcplab.errors import ResultsError
+from tcplab.store import Store
 
-import fake_store
-from results_frames import cbr_sweep, dumbbell_sweep
+from conftest import DATA, run_store, variant_of
 
 
 @pytest.fixture(scope="module")
-def sweep() -> Frames:
-    return dumbbell_sweep()
+def sweep(tiny_store: Path) -> Frames:
+    return analysis.load_frames(tiny_store)
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,29 @@ def runs_table(sweep: Frames) -> pd.DataFrame:
     return analysis.per_run(sweep)
 
 
+def _sql(path: Path, query: str) -> pd.DataFrame:
+    with Store(path) as store:
+        return store.sql(query)
+
+
+def test_load_frames_is_the_stores_frames_plus_queues_and_scenarios(tiny_store: Path, sweep: Frames) -> None:
+    with Store(tiny_store) as store:
+        runs, flows, intervals = store.frames()
+        n_queues = int(store.sql("SELECT count(*) AS n FROM queues")["n"].iloc[0])
+    pd.testing.assert_frame_equal(sweep.runs, runs)
+    pd.testing.assert_frame_equal(sweep.flows, flows)
+    pd.testing.assert_frame_equal(sweep.intervals, intervals)
+    assert list(runs.columns[:2]) == ["topology.rtt", "topology.buffer"] and len(runs) == 8
+    # the flows table: the window summary, and the run's totals prefixed total_ where names clash
+    assert {"throughput_mbps", "sent_pkts", "total_sent_pkts", "total_goodput_bytes", "owd_mean_ns"} <= set(flows.columns)
+    assert sweep.queues is not None and len(sweep.queues) == n_queues == 8 * 10  # a dumbbell has 10 links
+    assert set(sweep.scenarios) == set(runs["run_id"])
+    assert {s["topology"]["bottleneck"] for s in sweep.scenarios.values()} == {"10Mbps"}
+    assert sweep.params["topology.bottleneck"] == "10Mbps" and sweep.params["replications"] == 2
+
+
 def test_axes_and_values(sweep: Frames) -> None:
-    assert analysis.axes(sweep.runs) == ["topology.rtt", "topology.buffer", "flow1", "flow2"]
+    assert analysis.axes(sweep.runs) == ["topology.rtt", "topology.buffer"]
     assert analysis.axis_value("100ms") == (100.0, "ms")
     assert analysis.axis_value("0.2bdp") == (0.2, "BDP")
     assert analysis.axis_value("10Mbps") == (10.0, "Mb/s")
@@ -39,33 +61,58 @@ def test_axes_and_values(sweep: Frames) -> None:
     assert analysis.axis_label(sweep.runs, "topology.rtt") == "RTT (ms)"
     # 300 s runs: 120–300 s; shorter: the last 60 %, as Scenario.measurement_window
     assert analysis.measurement_window(300) == (120.0, 300)
-    assert analysis.measurement_window(20) == (8.0, 20)
+    assert analysis.measurement_window(15) == (6.0, 15)
 
 
-def test_per_run_jfi_is_eq1_of_the_flows_means(sweep: Frames, runs_table: pd.DataFrame) -> None:
+def test_per_run_agrees_with_the_runner(tiny_store: Path, sweep: Frames, runs_table: pd.DataFrame) -> None:
+    # The runner stored each run's JFI and mean J(t) from its Result; per_run computes them again
+    # from the flows and intervals over the window of the run's scenario.
+    stored = _sql(tiny_store, "SELECT run_id, jfi, mean_jt FROM runs").set_index("run_id")
     for row in runs_table.itertuples():
         x = sweep.flows.loc[sweep.flows["run_id"] == row.run_id, "throughput_mbps"].to_numpy()
         assert row.jfi == pytest.approx(x.sum() ** 2 / (len(x) * (x * x).sum()), rel=1e-12)
+        assert row.jfi == pytest.approx(stored.loc[row.run_id, "jfi"], rel=1e-12)
+        assert row.jt_mean == pytest.approx(stored.loc[row.run_id, "mean_jt"], rel=1e-12)
         assert row.total_mbps == pytest.approx(x.sum())
-        assert row.utilisation == pytest.approx(x.sum() / 10.0)  # 10 Mb/s bottleneck (parameters)
+        assert row.utilisation == pytest.approx(x.sum() / 10.0)  # the scenario's 10 Mb/s bottleneck
+        assert row.flow1_share + row.flow2_share == pytest.approx(1.0)
 
 
-def test_per_run_jt_matches_the_result_of_the_same_run(sweep: Frames, runs_table: pd.DataFrame) -> None:
-    # Re-run the first cell's first replication: J(t) over the default window (8–20 s) agrees.
+def test_per_run_matches_a_fresh_simulation_of_the_stored_scenario(tiny_store: Path, runs_table: pd.DataFrame) -> None:
     row = runs_table.iloc[0]
-    scenario = tcplab.Scenario(
-        name="tiny", duration="20s", host_jitter="1ms",
-        topology=tcplab.Dumbbell(bottleneck="10Mbps", rtt=row["topology.rtt"], buffer=row["topology.buffer"]),
-        flows=[tcplab.TcpFlow(variant="newreno"), tcplab.TcpFlow(variant="reno", start="2s")],
-    )
-    result = tcplab.simulate(scenario, seed=int(row["seed"]))
+    stored = _sql(tiny_store, f"SELECT scenario, seed FROM runs WHERE run_id = '{row['run_id']}'")
+    scenario = tcplab.Scenario.model_validate(json.loads(stored["scenario"].iloc[0]))
+    result = tcplab.simulate(scenario, seed=int(stored["seed"].iloc[0]))
     series = result.jain_series()
-    assert len(series) == 12
+    assert len(series) == 9  # the window of a 15 s run: 6–15 s
     assert row["jt_mean"] == pytest.approx(series.mean(), rel=1e-12)
     assert row["jt_std"] == pytest.approx(series.std(ddof=0), rel=1e-12)
     assert row["jfi"] == pytest.approx(result.jain(), rel=1e-12)
-    drops = result.summary()
-    assert row["drop_rate"] == pytest.approx(drops["dropped_pkts"].sum() / drops["sent_pkts"].sum())
+    summary = result.summary()
+    assert row["drop_rate"] == pytest.approx(summary["dropped_pkts"].sum() / summary["sent_pkts"].sum())
+    assert row["retrans_pkts"] == summary["retrans_pkts"].sum()
+
+
+def test_queueing_delay_is_the_bottleneck_queues_sojourn(tiny_store: Path, runs_table: pd.DataFrame) -> None:
+    queues = _sql(tiny_store, "SELECT run_id, sojourn_p50_ns, sojourn_max_ns FROM queues WHERE from_name = 'router1' AND to_name = 'router2'").set_index("run_id")
+    assert len(queues) == 8
+    for row in runs_table.itertuples():
+        assert row.queue_p50_ms == pytest.approx(queues.loc[row.run_id, "sojourn_p50_ns"] / 1e6)
+        # a packet waits at most the buffer (a fraction of the BDP: that fraction of the RTT) plus
+        # the one in service: 1500 B at 10 Mb/s = 1.2 ms
+        factor, _ = analysis.axis_value(row[2])
+        rtt_ms, _ = analysis.axis_value(row[1])
+        assert queues.loc[row.run_id, "sojourn_max_ns"] / 1e6 <= factor * rtt_ms + 1.2 + 1e-6
+
+
+def test_buffer_of_one_bdp_fills_the_link_and_the_queue(runs_table: pd.DataFrame) -> None:
+    # Reno-style AIMD keeps a link busy through the halving only with a buffer of about a BDP;
+    # 0.2 BDP leaves it partly idle and its queue short.
+    cells = analysis.aggregate(runs_table, ["utilisation", "queue_mean_ms"]).set_index(["topology.rtt", "topology.buffer"])
+    for rtt in ("20ms", "80ms"):
+        assert cells.loc[(rtt, "1bdp"), "utilisation_mean"] > 0.9
+        assert cells.loc[(rtt, "1bdp"), "utilisation_mean"] > cells.loc[(rtt, "0.2bdp"), "utilisation_mean"]
+        assert cells.loc[(rtt, "1bdp"), "queue_mean_ms_mean"] > 2 * cells.loc[(rtt, "0.2bdp"), "queue_mean_ms_mean"]
 
 
 def test_aggregate_gives_mean_sample_std_min_max_per_cell(runs_table: pd.DataFrame) -> None:
@@ -78,25 +125,17 @@ def test_aggregate_gives_mean_sample_std_min_max_per_cell(runs_table: pd.DataFra
         assert cell.jfi_mean == pytest.approx(rows.mean())
         assert cell.jfi_std == pytest.approx(rows.std(ddof=1))
         assert (cell.jfi_min, cell.jfi_max) == (rows.min(), rows.max())
+    assert (cells["jfi_std"] > 0).all()  # host jitter: the replications differ
     assert cells.attrs["experiment"] == "tiny"
 
 
 def test_aggregate_leaves_out_invalid_runs(runs_table: pd.DataFrame) -> None:
     table = runs_table.copy()
-    table.loc[0, "valid"] = False
+    first = analysis.aggregate(table).iloc[0]
+    table.loc[(table["topology.rtt"] == first["topology.rtt"]) & (table["topology.buffer"] == first["topology.buffer"]) & (table["replication"] == 1), "valid"] = False
     cells = analysis.aggregate(table)
     assert cells["n"].tolist() == [1, 2, 2, 2]
     assert math.isnan(cells["jfi_std"].iloc[0])
-
-
-def test_buffer_of_one_bdp_fills_the_link_and_the_queue(runs_table: pd.DataFrame) -> None:
-    # Reno-style AIMD keeps a link busy through the halving only with a buffer of about a BDP;
-    # 0.2 BDP leaves it partly idle and its queue short.
-    cells = analysis.aggregate(runs_table, ["utilisation", "queue_p50_ms"]).set_index(["topology.rtt", "topology.buffer"])
-    for rtt in ("20ms", "80ms"):
-        assert cells.loc[(rtt, "1bdp"), "utilisation_mean"] > 0.9
-        assert cells.loc[(rtt, "1bdp"), "utilisation_mean"] > cells.loc[(rtt, "0.2bdp"), "utilisation_mean"]
-        assert cells.loc[(rtt, "1bdp"), "queue_p50_ms_mean"] > cells.loc[(rtt, "0.2bdp"), "queue_p50_ms_mean"]
 
 
 def test_table_has_rtt_rows_and_mean_std_cells(runs_table: pd.DataFrame) -> None:
@@ -131,8 +170,7 @@ def test_compare_d_c95_w_and_welch_by_hand() -> None:
     # Welch: t = 0.15 / sqrt(0/2 + 0.005/2) = 3.0 with 1 degree of freedom: p = 1 − 2·atan(3)/π
     assert c.loc["25ms", "t"] == pytest.approx(3.0)
     assert c.loc["25ms", "p"] == pytest.approx(1 - 2 * math.atan(3) / math.pi)
-    # 50 ms: D = 0, Tσ = 0 → W = 0 but nothing differs; Welch is undefined without variance on T…
-    # (S varies, so it is defined: t = 0)
+    # 50 ms: D = 0, Tσ = 0 → W = 0 but nothing differs; S varies, so Welch is defined: t = 0
     assert c.loc["50ms", "D"] == pytest.approx(0.0, abs=1e-12)
     assert not bool(c.loc["50ms", "significant"])
     assert c.loc["50ms", "t"] == pytest.approx(0.0, abs=1e-9)
@@ -150,10 +188,10 @@ def test_compare_summary_reports_mean_abs_d_like_001() -> None:
     assert summary["welch_significant"] == 0  # no variance at all: Welch undefined
 
 
-def test_compare_of_real_runs(runs_table: pd.DataFrame, sweep: Frames) -> None:
+def test_compare_of_real_stores(runs_table: pd.DataFrame, tiny_other_store: Path) -> None:
     same = analysis.compare(runs_table, runs_table)
     assert (same["D"] == 0).all() and not same["significant"].any()
-    other = analysis.per_run(dumbbell_sweep(seed0=7, backend="testbed", host_jitter="3ms"))
+    other = analysis.per_run(analysis.load_frames(tiny_other_store))
     c = analysis.compare(runs_table, other)
     assert len(c) == 4 and (c["D"] != 0).all()
     assert np.allclose(c["W"], c["D"].abs() - 2 * c["T_std"])
@@ -166,22 +204,28 @@ def test_compare_refuses_different_grids(runs_table: pd.DataFrame) -> None:
         analysis.compare(runs_table, runs_table.drop(columns=["topology.buffer"]))
 
 
-def test_cbr_curve_tcp_loses_to_rising_cbr_rate() -> None:
+def test_cbr_curve_tcp_loses_to_rising_cbr_rate(cbr_store: Path) -> None:
     # 002 §III-A: as the CBR rate rises toward the 10 Mb/s link, TCP throughput falls and drops rise.
-    curve = analysis.cbr_curve(cbr_sweep(), axis="flows[1].rate")
+    frames = analysis.load_frames(cbr_store)
+    curve = analysis.cbr_curve(frames, axis="flows[1].rate")
+    assert set(curve["variant"]) == {"tahoe", "newreno"}
     for variant, rows in curve.groupby("variant"):
         assert list(rows["cbr_mbps"]) == [1.0, 4.0, 7.0, 9.0]
         assert (np.diff(rows["throughput_mbps"]) < 0).all(), variant
         assert rows["drop_rate"].iloc[-1] > rows["drop_rate"].iloc[0]
         assert rows["throughput_mbps"].iloc[0] > 7.5  # 1 Mb/s of CBR leaves TCP most of the link
+    # the bottleneck of the chain is the busiest queue, n2 → n3 (link 2), at 10 Mb/s
+    queues = analysis.bottleneck_queues(frames)
+    assert set(queues["link"]) == {2} and set(queues["rate_mbps"]) == {10.0}
+    runs = analysis.per_run(frames)
+    assert (runs["utilisation"] <= 1.0 + 1e-9).all() and (runs["utilisation"] > 0.85).all()
 
 
-def test_load_frames_refuses_missing_and_foreign_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_load_frames_refuses_missing_and_foreign_files(tmp_path: Path) -> None:
     with pytest.raises(ResultsError, match="no such file"):
         analysis.load_frames(tmp_path / "missing.duckdb")
     with pytest.raises(ResultsError, match="not a directory"):
         analysis.load_frames(tmp_path)
-    fake_store.install(monkeypatch)
     junk = tmp_path / "junk.duckdb"
     junk.write_text("not a store")
     with pytest.raises(ResultsError, match="expected a tcplab results store"):
@@ -191,33 +235,48 @@ def test_load_frames_refuses_missing_and_foreign_files(tmp_path: Path, monkeypat
 # --- the commands ---------------------------------------------------------------------------
 
 
-def test_table_command(tmp_path: Path, sweep: Frames, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    fake_store.install(monkeypatch)
-    store = fake_store.write(sweep, tmp_path / "sim.store")
-    assert main(["table", str(store)]) == 0
+def test_table_command(tiny_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["table", str(tiny_store)]) == 0
     out = capsys.readouterr().out
-    assert "tiny: JFI, eq. (1), mean (std) over 2 replications" in out
-    assert "20ms" in out and "80ms" in out and "0.2bdp" in out
-    assert main(["table", str(store), "--metric", "nope"]) == 2
+    lines = out.splitlines()
+    assert lines[0] == "tiny: JFI, eq. (1), mean (std) over 2 replications"
+    # each cell: the mean and sample standard deviation of the runner's JFI of the cell's runs
+    cells = _sql(
+        tiny_store,
+        "SELECT point->>'topology.rtt' AS rtt, point->>'topology.buffer' AS buffer, avg(jfi) AS m, stddev_samp(jfi) AS s FROM runs GROUP BY ALL",
+    )
+    for cell in cells.itertuples():
+        row = next(line for line in lines if line.startswith(cell.rtt))
+        column = 1 if cell.buffer == "0.2bdp" else 2
+        assert row.split("  ")[0] == cell.rtt
+        assert f"{cell.m:.2f} ({cell.s:.2f})" == [p.strip() for p in row[len(cell.rtt):].split("  ") if p.strip()][column - 1]
+    assert main(["table", str(tiny_store), "--metric", "queue_mean_ms", "--rows", "topology.buffer"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tiny: mean queueing delay at the bottleneck (ms), mean (std) over 2 replications\ntopology.rtt")
+    assert main(["table", str(tiny_store), "--metric", "nope"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--metric = 'nope'" in err
+    assert err.count("\n") == 1 and "--metric = 'nope'" in err and "queue_p99_ms" in err
 
 
-def test_compare_command(tmp_path: Path, sweep: Frames, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    fake_store.install(monkeypatch)
-    s = fake_store.write(sweep, tmp_path / "sim.store")
-    t = fake_store.write(dumbbell_sweep(seed0=7, backend="testbed", host_jitter="3ms"), tmp_path / "testbed.store")
+def test_compare_command(tiny_store: Path, tiny_other_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "figs"
-    assert main(["compare", str(s), str(t), "--out", str(out_dir)]) == 0
+    assert main(["compare", str(tiny_store), str(tiny_other_store), "--out", str(out_dir)]) == 0
     out = capsys.readouterr().out
-    expected = analysis.compare_summary(analysis.compare(analysis.per_run(sweep), analysis.per_run(analysis.load_frames(t))))
-    assert f"mean |D| {expected['mean_abs_d']:.3f}" in out
-    assert f"{expected['significant']} of 4 cells" in out
+    # mean |D| over the cells, from the two stores' run rows
+    query = "SELECT point->>'topology.rtt' AS rtt, point->>'topology.buffer' AS buffer, avg(jfi) AS m, stddev_samp(jfi) AS s FROM runs GROUP BY ALL"
+    both = _sql(tiny_store, query).merge(_sql(tiny_other_store, query), on=["rtt", "buffer"], suffixes=("_s", "_t"))
+    d = both["m_s"] - both["m_t"]
+    assert f"mean |D| {d.abs().mean():.3f}  (range {d.abs().min():.3f}–{d.abs().max():.3f})" in out
+    significant = int((d.abs() - 2 * both["s_t"] >= 0).sum())
+    assert significant == 2 and f"significant (W = |D| − 2·Tσ ≥ 0): {significant} of 4 cells" in out
     assert (out_dir / "difference.png").stat().st_size > 0 and (out_dir / "difference.svg").exists()
-    # a different grid, a missing store: one line, exit 2
-    half = fake_store.write(dumbbell_sweep(rtts=("20ms",), replications=2), tmp_path / "half.store")
-    assert main(["compare", str(s), str(half)]) == 2
+    written = pd.read_csv(out_dir / "difference.csv")
+    assert len(written) == 4 and np.allclose(sorted(written["D"]), sorted(d))
+    # a store of another grid (one RTT), a missing store: one line, exit 2
+    half = variant_of(DATA / "tiny.toml", tmp_path, "tiny-half", **{'"topology.rtt" = ["20ms", "80ms"]': '"topology.rtt" = ["20ms"]'})
+    half_store = run_store(half, tmp_path / "half.duckdb")
+    assert main(["compare", str(tiny_store), str(half_store)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "same grid" in err
-    assert main(["compare", str(s), str(tmp_path / "none.store")]) == 2
+    assert main(["compare", str(tiny_store), str(tmp_path / "none.duckdb")]) == 2
     assert "no such file" in capsys.readouterr().err

@@ -12,14 +12,12 @@ import pytest
 from tcplab import analysis, plots
 from tcplab.analysis import Frames
 
-from results_frames import cbr_sweep, dumbbell_sweep
-
 matplotlib.use("Agg")
 
 
 @pytest.fixture(scope="module")
-def sweep() -> Frames:
-    return dumbbell_sweep(rtts=("20ms", "50ms", "80ms"), buffers=("0.2bdp", "1bdp"))
+def sweep(tiny_store: Path) -> Frames:
+    return analysis.load_frames(tiny_store)
 
 
 @pytest.fixture(scope="module")
@@ -52,18 +50,19 @@ def test_jfi_surface_and_heatmap(cells: pd.DataFrame, tmp_path: Path) -> None:
     assert "tiny:" in text and "RTT (ms)" in text and "router buffer (BDP)" in text and "JFI" in text
     fig = plots.jfi_heatmap_figure(cells)
     labels = [t.get_text() for t in fig.axes[0].texts]
-    assert len(labels) == 6  # one per cell: mean ± std
+    assert len(labels) == 4  # one per cell: mean ± std
     assert f"{cells['jfi_mean'].iloc[0]:.2f}" in labels[0]
     text = _saved(fig, tmp_path, "heatmap")
     assert "tiny:" in text and "RTT (ms)" in text
 
 
-def test_difference_surface_marks_significant_cells(sweep: Frames, tmp_path: Path) -> None:
-    other = dumbbell_sweep(rtts=("20ms", "50ms", "80ms"), buffers=("0.2bdp", "1bdp"), seed0=7, backend="testbed", host_jitter="3ms")
+def test_difference_surface_marks_significant_cells(sweep: Frames, tiny_other_store: Path, tmp_path: Path) -> None:
+    other = analysis.load_frames(tiny_other_store)
     comparison = analysis.compare(analysis.per_run(sweep), analysis.per_run(other))
     fig = plots.difference_figure(comparison, names=("sim", "testbed"))
     hatched = [p for p in fig.axes[0].patches if p.get_hatch() and p.get_width() == 1]
-    assert len(hatched) == int(comparison["significant"].sum())
+    assert int(comparison["significant"].sum()) == 2
+    assert len(hatched) == 2
     text = _saved(fig, tmp_path, "difference")
     assert "D = sim − testbed" in text and "significant" in text and "tiny:" in text
     pfig = plots.difference_plotly(comparison, experiment="tiny")
@@ -97,8 +96,8 @@ def test_jfi_vs_rtt_error_bars_span_min_to_max(cells: pd.DataFrame, tmp_path: Pa
     assert "buffer 0.2bdp" in text and "RTT (ms)" in text
 
 
-def test_cbr_figure(tmp_path: Path) -> None:
-    curve = analysis.cbr_curve(cbr_sweep(rates=("2Mbps", "8Mbps")), axis="flows[1].rate")
+def test_cbr_figure(cbr_store: Path, tmp_path: Path) -> None:
+    curve = analysis.cbr_curve(analysis.load_frames(cbr_store), axis="flows[1].rate")
     fig = plots.cbr_figure(curve, experiment="cbr")
     assert len(fig.axes) == 3 and all(len(ax.lines) == 2 for ax in fig.axes)
     text = _saved(fig, tmp_path, "cbr")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tcplab import backends
+from tcplab import analysis, backends
 from tcplab.cli import main
 from tcplab.errors import EngineError
 from tcplab.experiment import load_experiment, parse_experiment
@@ -181,10 +181,15 @@ def test_run_command_prints_the_summary(tmp_path: Path, capsys) -> None:
     assert main(["run", str(SMALL), "--store", str(store), "--jobs", "1"]) == 0
     out, err = capsys.readouterr()
     assert "small: 12 runs to do" in err and "[12/12]" in err and "runs/s" in err and "ETA" in err
-    assert "mean ± std over replications" in out and "jfi" in out and "flow2_mbps" in out
+    # the tables are tcplab table's, one per metric of the file: rows RTT, columns flow 2's variant
+    exp = load_experiment(SMALL)
+    frames = analysis.load_frames(store, exp)
+    for metric in ("jfi", "jt_mean", "flow1_mbps", "flow2_mbps", "drop_rate"):
+        assert analysis.summary_table(frames, metric) + "\n\n" in out
+    assert "small: JFI, eq. (1), mean (std) over 2 replications\nflow2             newreno         sack\n" in out
     assert "12 runs: 12 run now, 0 already in the store" in out
-    rows = [line for line in out.splitlines() if "newreno" in line]
-    assert len(rows) == 6  # 2 pairs × 3 RTTs
+    rows = [line for line in out.splitlines() if line.startswith(("20ms", "40ms", "60ms"))]
+    assert len(rows) == 5 * 3  # 5 tables × 3 RTTs
 
 
 def test_default_store_is_under_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

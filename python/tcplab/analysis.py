@@ -1,21 +1,30 @@
 """Analysis of a results store: per-run metrics, statistics across replications, and the comparison
 of two result sets on the same grid.
 
-Every function takes the store's three frames (:class:`Frames`), so it works on any source that
-gives them:
+Every function takes a store's frames (:class:`Frames`, from :func:`load_frames` or
+:func:`store_frames`, which read :meth:`tcplab.store.Store.frames` and the store's ``queues`` and
+``runs.scenario``):
 
 ``runs``
-    one row per run: ``run_id``, ``experiment``, ``replication``, ``seed``, ``backend``
-    (``"sim"``/``"testbed"``), ``valid``, and one column per sweep axis named by its dotted key,
-    holding the value as written (``"topology.rtt" = "100ms"``, ``"topology.buffer" = "0.2bdp"``).
+    one row per run: one column per sweep axis named by its dotted key, holding the value as
+    written (``"topology.rtt" = "100ms"``, ``"topology.buffer" = "0.2bdp"``, ``"flow2" = "cubic"``),
+    then ``run_id``, ``experiment``, ``replication``, ``seed``, ``backend`` (``"sim"``/``"testbed"``),
+    ``valid``.
 ``flows``
-    one row per run and flow: ``run_id``, ``flow``, ``name``, ``variant`` and the summary over the
+    one row per run and flow: ``run_id``, ``flow``, ``name``, ``variant``, the summary over the
     measurement window (``throughput_mbps``, ``share``, ``retrans_pkts``, ``sent_pkts``,
-    ``dropped_pkts``, ``drop_rate``, ``rto_count``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``).
+    ``dropped_pkts``, ``drop_rate``, ``rto_count``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``)
+    and the run's totals (``total_sent_pkts`` …, ``owd_*_ns``).
 ``intervals``
     one row per run, flow and interval: ``run_id``, ``flow``, ``t_s`` (interval end),
     ``goodput_bytes``, ``throughput_mbps``, ``cwnd_bytes``, ``srtt_ns``, ``retrans_pkts``,
     ``sent_pkts``, ``dropped_pkts``.
+``queues`` (optional)
+    one row per run and link: ``run_id``, ``link``, ``from_name``, ``to_name``, ``mean_pkts``,
+    ``dropped_pkts``, ``sojourn_{mean,p50,p99,max}_ns`` over the whole run.
+``scenarios`` (optional)
+    each run's resolved scenario (``run_id`` → the JSON of ``runs.scenario``): its measurement
+    window, its bottleneck's rate.
 
 The metrics are the papers':
 
@@ -31,8 +40,11 @@ The metrics are the papers':
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,13 +56,20 @@ import pandas as pd
 
 from . import metrics
 from .errors import ResultsError
-from .units import Buffer, Rate, Size, Time, UnitError
+from .units import Buffer, Rate, Size, Time, UnitError, Window
 
 __all__ = [
     "Frames",
     "RUN_COLUMNS",
     "load_frames",
+    "store_frames",
     "check_frames",
+    "bottleneck_queues",
+    "METRIC_NAMES",
+    "summary_table",
+    "metric_columns",
+    "experiment_metrics",
+    "caption",
     "axes",
     "axis_value",
     "axis_label",
@@ -74,63 +93,127 @@ _INTERVAL_COLUMNS = ("run_id", "flow", "t_s", "throughput_mbps")
 #: The papers' window starts at 120 s in runs of 300 s or more (000, 001).
 PAPERS_WINDOW_START_S = 120.0
 
-METRICS = ("jfi", "jt_mean", "jt_std", "total_mbps", "utilisation", "drop_rate")
+METRICS = ("jfi", "jt_mean", "jt_std", "total_mbps", "utilisation", "drop_rate", "queue_mean_ms")
+
+#: The metrics an experiment file lists (``metrics = [...]``, :data:`tcplab.experiment.METRICS`)
+#: as columns of :func:`per_run`; ``throughput`` and ``share`` are one column per flow.
+METRIC_NAMES = {
+    "jfi": "jfi",
+    "mean_jt": "jt_mean",
+    "throughput": "flow{n}_mbps",
+    "share": "flow{n}_share",
+    "drop_rate": "drop_rate",
+    "retrans": "retrans_pkts",
+    "owd": "owd_mean_ms",
+}
+
+_CAPTIONS = {
+    "jfi": "JFI, eq. (1)",
+    "jt_mean": "mean J(t), eq. (2)",
+    "jt_std": "standard deviation of J(t)",
+    "utilisation": "bottleneck utilisation",
+    "drop_rate": "drop rate (dropped / sent packets)",
+    "retrans_pkts": "retransmitted packets",
+    "owd_mean_ms": "mean one-way delay (ms)",
+    "queue_mean_ms": "mean queueing delay at the bottleneck (ms)",
+    "total_mbps": "total throughput (Mb/s)",
+}
 
 
 @dataclass(frozen=True)
 class Frames:
-    """A results store's three frames (see the module's docstring), plus the experiment's
-    parameters when the store keeps them."""
+    """A results store's frames (see the module's docstring), plus the experiment's parameters
+    (its definition, flattened: ``topology.bottleneck``, ``replications`` …)."""
 
     runs: pd.DataFrame
     flows: pd.DataFrame
     intervals: pd.DataFrame
     params: Mapping[str, Any] = field(default_factory=dict)
+    queues: pd.DataFrame | None = None
+    scenarios: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def load_frames(path: str | os.PathLike[str]) -> Frames:
-    """The frames of the results store at ``path`` (``tcplab.store.Store(path).frames()``).
+def load_frames(path: str | os.PathLike[str], experiment: Any = None, backend: str = "sim") -> Frames:
+    """The frames of the results store at ``path`` (every run in it; with ``experiment``, an
+    :class:`~tcplab.experiment.Experiment`, only its grid's runs on ``backend``).
 
     Raises :class:`ResultsError` (one line) for a missing file or one that is not a store.
     """
+    from .store import Store, StoreError
+
     target = Path(path)
     if not target.exists():
         raise ResultsError("STORE", str(path), "expected an existing results store (no such file)")
     if target.is_dir():
         raise ResultsError("STORE", str(path), "expected a results store file, not a directory")
     try:
-        from .store import Store  # the results database (DuckDB)
-    except ImportError as e:
-        raise ResultsError("STORE", str(path), f"expected a results store, but tcplab.store cannot be loaded ({e})") from None
-    try:
-        store = Store(target)
-        got = store.frames()
-    except ResultsError:
-        raise
-    except Exception as e:  # a foreign or damaged file: the database library's own error
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ResultsError("STORE", str(path), f"expected a tcplab results store ({reason})") from None
-    params = {}
-    for name in ("params", "experiment_params"):
-        value = getattr(store, name, None)
-        if callable(value):
-            try:
-                params = dict(value())
-            except Exception:  # parameters are optional decoration of the report
-                params = {}
-            break
-    return check_frames(_as_frames(got, params), str(path))
+        with Store(target) as store:
+            frames = store_frames(store, experiment, backend)
+    except StoreError as e:
+        raise ResultsError("STORE", str(path), _reason(e)) from None
+    return check_frames(frames, str(path))
 
 
-def _as_frames(got: Any, params: Mapping[str, Any]) -> Frames:
-    if isinstance(got, Frames):
-        return got
-    if isinstance(got, Mapping):
-        return Frames(got["runs"], got["flows"], got["intervals"], params)
-    if hasattr(got, "runs") and hasattr(got, "flows") and hasattr(got, "intervals"):
-        return Frames(got.runs, got.flows, got.intervals, params)
-    runs, flows, intervals = got
-    return Frames(runs, flows, intervals, params)
+def _reason(e: Exception) -> str:
+    """The 'expected …' part of a store's one-line error."""
+    text = str(e)
+    return text[text.index("expected") :] if "expected" in text else text
+
+
+def store_frames(store: Any, experiment: Any = None, backend: str = "sim") -> Frames:
+    """The frames of an open :class:`tcplab.store.Store`: ``Store.frames()`` (runs, flows,
+    intervals), the ``queues`` rows of those runs, each run's resolved scenario (``runs.scenario``)
+    and the experiment's definition as parameters."""
+    runs, flows, intervals = store.frames(experiment, backend)
+    ids = runs["run_id"].astype(str).tolist()
+    queues = store.rows("queues", ids, "link")
+    scenarios = store.rows("runs", ids)[["run_id", "scenario"]]
+    digest = store.meta.get("definition_hash")
+    definition = store.sql("SELECT definition FROM definitions WHERE definition_hash = ?", [digest]) if digest else pd.DataFrame()
+    params = _flat_definition(json.loads(definition["definition"].iloc[0])) if len(definition) else {}
+    return Frames(
+        runs,
+        flows,
+        intervals,
+        params,
+        queues=queues,
+        scenarios={str(r): json.loads(text) for r, text in zip(scenarios["run_id"], scenarios["scenario"])},
+    )
+
+
+def _flat_definition(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """An experiment definition as report parameters: its top-level keys, the base scenario's
+    fields by dotted path (``topology.bottleneck``), the flows, pairs and sweep as text."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, node: Any) -> None:
+        if isinstance(node, Mapping) and node:
+            for key, value in node.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), value)
+        else:
+            out[prefix] = node
+
+    for key, value in definition.items():
+        if key == "scenario" and isinstance(value, Mapping):
+            for k, v in value.items():
+                if k == "flows" and isinstance(v, list):
+                    out["flows"] = ", ".join(_flow_text(f) for f in v)
+                else:
+                    walk(str(k), v)
+        elif key in ("pairs", "sweep") and isinstance(value, Mapping):
+            out[key] = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in value.items())
+        elif key == "metrics" and isinstance(value, list):
+            out[key] = ", ".join(map(str, value))
+        else:
+            out[key] = value
+    return out
+
+
+def _flow_text(flow: Any) -> str:
+    if not isinstance(flow, Mapping):
+        return str(flow)
+    name = str(flow.get("variant", flow.get("kind", "flow")))
+    return f"{name}@{flow['start']}" if flow.get("start") else name
 
 
 def check_frames(frames: Frames, source: str = "frames") -> Frames:
@@ -249,17 +332,21 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     """One row per run with its axes and its metrics.
 
     Columns: the ``runs`` columns, ``pair`` (the flows' variants in flow order, ``"newreno–cubic"``),
-    ``jfi`` (eq. (1) over the flows' mean throughputs of ``flows``), ``jt_mean`` / ``jt_std`` (mean
-    and standard deviation of J(t), eq. (2), over the intervals inside the window), ``flowN_mbps``
-    (each flow's mean throughput), ``total_mbps``, ``utilisation`` (total / bottleneck rate, where
-    the rate is known: a ``topology.bottleneck`` axis or ``capacity_mbps``), ``drop_rate`` (dropped /
-    sent packets, all flows), ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows), and
-    ``rtt_p50_ms`` / ``rtt_p99_ms`` (percentiles of the per-interval smoothed RTT inside the window)
-    with ``queue_p50_ms`` / ``queue_p99_ms`` (the same less the base RTT, where ``topology.rtt`` is
-    an axis: the queueing delay).
+    ``n_flows``, ``jfi`` (eq. (1) over the flows' mean throughputs over the window), ``jt_mean`` /
+    ``jt_std`` (mean and population standard deviation of J(t), eq. (2), over the intervals inside
+    the window), ``flowN_mbps`` and ``flowN_share`` (each flow's mean throughput and share),
+    ``total_mbps``, ``utilisation`` (total / the bottleneck's rate), ``drop_rate`` (dropped / sent
+    packets in the window, all flows), ``retrans_pkts`` (in the window, all flows),
+    ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows), ``rtt_p50_ms`` / ``rtt_p99_ms``
+    (percentiles of the per-interval smoothed RTT inside the window), and the bottleneck queue's
+    delay ``queue_mean_ms``, ``queue_p50_ms``, ``queue_p99_ms`` (its sojourn times over the run, from
+    ``queues``; without ``queues``, the smoothed-RTT percentiles less a ``topology.rtt`` axis's base
+    RTT) with ``queue_mean_pkts`` (its time-average occupancy).
 
-    ``window`` is ``(start_s, stop_s)`` for J(t); by default each run's own (see
-    :func:`measurement_window`, the run's length being its last interval's end).
+    ``window`` is ``(start_s, stop_s)`` for J(t); by default each run's own, from its scenario
+    (``Scenario.measurement_window``), else :func:`measurement_window` of its last interval's end.
+    The bottleneck's rate: ``capacity_mbps``, else the run's scenario (a dumbbell's ``bottleneck``,
+    a graph's link of :func:`bottleneck_queues`), else a ``topology.bottleneck`` axis or parameter.
     """
     check_frames(frames)
     runs = frames.runs.reset_index(drop=True)
@@ -274,27 +361,25 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     wide = flows.pivot_table(index="run_id", columns="flow", values="throughput_mbps", aggfunc="sum")
     for flow in wide.columns:
         out[f"flow{int(flow) + 1}_mbps"] = out["run_id"].map(wide[flow])
+    if "share" in flows.columns:
+        shares = flows.pivot_table(index="run_id", columns="flow", values="share", aggfunc="sum")
+        for flow in shares.columns:
+            out[f"flow{int(flow) + 1}_share"] = out["run_id"].map(shares[flow])
     out["total_mbps"] = out["run_id"].map(by_run["throughput_mbps"].sum())
-    capacity = None
-    fixed = _param(frames.params, "topology.bottleneck")
-    if "topology.bottleneck" in out.columns:
-        capacity = out["topology.bottleneck"].map(lambda v: Rate.parse(v).bps / 1e6)
-    elif capacity_mbps is not None or fixed is not None:
-        value = float(capacity_mbps) if capacity_mbps is not None else Rate.parse(fixed).bps / 1e6
-        capacity = pd.Series(value, index=out.index)
-    out["utilisation"] = out["total_mbps"] / capacity if capacity is not None else np.nan
+    out["utilisation"] = out["total_mbps"] / _capacity(frames, out, capacity_mbps)
     if {"sent_pkts", "dropped_pkts"} <= set(flows.columns):
         sent = by_run["sent_pkts"].sum()
         out["drop_rate"] = out["run_id"].map(by_run["dropped_pkts"].sum() / sent.where(sent > 0))
     else:
         out["drop_rate"] = np.nan
+    out["retrans_pkts"] = out["run_id"].map(by_run["retrans_pkts"].sum()) if "retrans_pkts" in flows.columns else np.nan
     for column in ("owd_mean_ms", "owd_p99_ms"):
         out[column] = out["run_id"].map(by_run[column].mean()) if column in flows.columns else np.nan
 
     jt_mean, jt_std, rtt50, rtt99 = {}, {}, {}, {}
     for run_id, rows in intervals.groupby("run_id", sort=False):
-        start, stop = window if window is not None else measurement_window(float(rows["t_s"].max()), _interval_s(rows))
         span = _interval_s(rows)
+        start, stop = window if window is not None else _run_window(frames.scenarios.get(str(run_id)), float(rows["t_s"].max()), span)
         inside = rows[(rows["t_s"] - span >= start - 1e-9) & (rows["t_s"] <= stop + 1e-9)]
         wide_t = inside.pivot_table(index="t_s", columns="flow", values="throughput_mbps", aggfunc="sum", fill_value=0.0)
         series = metrics.jain_series(wide_t) if not wide_t.empty else pd.Series(dtype=float)
@@ -307,11 +392,92 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     out["jt_std"] = out["run_id"].map(jt_std)
     out["rtt_p50_ms"] = out["run_id"].map(rtt50)
     out["rtt_p99_ms"] = out["run_id"].map(rtt99)
-    if "topology.rtt" in out.columns:
+    queues = bottleneck_queues(frames)
+    if queues is not None:
+        by_id = queues.set_index("run_id")
+        for name in ("mean", "p50", "p99"):
+            out[f"queue_{name}_ms"] = out["run_id"].map(by_id[f"sojourn_{name}_ns"] / 1e6)
+        out["queue_mean_pkts"] = out["run_id"].map(by_id["mean_pkts"])
+    elif "topology.rtt" in out.columns:
         base = out["topology.rtt"].map(lambda v: Time.parse(v).ns / 1e6)
         out["queue_p50_ms"] = out["rtt_p50_ms"] - base
         out["queue_p99_ms"] = out["rtt_p99_ms"] - base
     return out
+
+
+def bottleneck_queues(frames: Frames) -> pd.DataFrame | None:
+    """Each run's bottleneck queue: its ``queues`` row with ``rate_mbps`` (the link's rate from the
+    run's scenario; NaN where unknown). A dumbbell's is the link from ``router1`` to ``router2``; in
+    a graph, the link with the largest time-average occupancy (where a standing queue builds),
+    ties broken by drops. None without ``queues``."""
+    queues = frames.queues
+    if queues is None or queues.empty or "sojourn_mean_ns" not in queues.columns:
+        return None
+    rows = []
+    for run_id, links in queues.groupby("run_id", sort=False):
+        scenario = frames.scenarios.get(str(run_id)) or {}
+        topology = scenario.get("topology") or {}
+        rate = np.nan
+        chosen = None
+        if topology.get("kind", "dumbbell") == "dumbbell" and {"from_name", "to_name"} <= set(links.columns):
+            forward = links[(links["from_name"] == "router1") & (links["to_name"] == "router2")]
+            if len(forward):
+                chosen = forward.iloc[0]
+                rate = _rate_mbps(topology.get("bottleneck"))
+        if chosen is None:
+            chosen = links.sort_values(["mean_pkts", "dropped_pkts"], ascending=False, kind="stable").iloc[0]
+            graph_links = topology.get("links") or []
+            link = int(chosen["link"])
+            if topology.get("kind") == "graph" and 0 <= link < len(graph_links):
+                rate = _rate_mbps(graph_links[link].get("rate"))
+        rows.append({**chosen.to_dict(), "run_id": run_id, "rate_mbps": rate})
+    return pd.DataFrame(rows)
+
+
+def _rate_mbps(text: Any) -> float:
+    if text is None:
+        return np.nan
+    try:
+        return Rate.parse(text).bps / 1e6
+    except UnitError:
+        return np.nan
+
+
+def _capacity(frames: Frames, out: pd.DataFrame, capacity_mbps: float | None) -> pd.Series:
+    """The bottleneck's rate (Mb/s) per run of ``out``: see :func:`per_run`."""
+    if capacity_mbps is not None:
+        return pd.Series(float(capacity_mbps), index=out.index)
+    topology = out["run_id"].map(lambda r: (frames.scenarios.get(str(r)) or {}).get("topology") or {})
+    rate = topology.map(lambda t: _rate_mbps(t.get("bottleneck")) if t.get("kind", "dumbbell") == "dumbbell" else np.nan).astype(float)
+    queues = bottleneck_queues(frames)
+    if queues is not None:
+        rate = rate.fillna(out["run_id"].map(queues.set_index("run_id")["rate_mbps"]).astype(float))
+    if "topology.bottleneck" in out.columns:
+        rate = rate.fillna(out["topology.bottleneck"].map(_rate_mbps))
+    fixed = _param(frames.params, "topology.bottleneck")
+    if fixed is not None:
+        rate = rate.fillna(_rate_mbps(fixed))
+    return rate
+
+
+def _run_window(scenario: Mapping[str, Any] | None, end_s: float, interval_s: float) -> tuple[float, float]:
+    """A run's measurement window in seconds: its scenario's (``Scenario.measurement_window``),
+    else :func:`measurement_window` of its length."""
+    if scenario and "duration" in scenario:
+        try:
+            return _scenario_window(scenario.get("window"), scenario["duration"], scenario.get("interval", "1s"))
+        except UnitError:
+            pass
+    return measurement_window(end_s, interval_s)
+
+
+@functools.lru_cache(maxsize=256)
+def _scenario_window(window: str | None, duration: str, interval: str) -> tuple[float, float]:
+    length = Time.parse(duration)
+    if window is not None:
+        start, stop = Window.parse(window).bounds(length)
+        return start.ns / 1e9, stop.ns / 1e9
+    return measurement_window(length.ns / 1e9, Time.parse(interval).ns / 1e9)
 
 
 def _param(params: Mapping[str, Any], path: str) -> Any:
@@ -411,6 +577,48 @@ def table(cells: pd.DataFrame, metric: str = "jfi", rows: str | None = None, dig
         out = frame.set_index(rows)[["_cell"]].rename(columns={"_cell": metric})
     out = out.loc[_order(out.index.tolist())]
     return out
+
+
+def metric_columns(runs_table: pd.DataFrame) -> list[str]:
+    """The per-run metrics of a :func:`per_run` table (its numeric columns that are not run keys)."""
+    skip = set(RUN_COLUMNS) | {"n_flows"}
+    return [c for c in runs_table.columns if c not in skip and pd.api.types.is_numeric_dtype(runs_table[c]) and not pd.api.types.is_bool_dtype(runs_table[c])]
+
+
+def experiment_metrics(names: Sequence[str], runs_table: pd.DataFrame) -> list[str]:
+    """An experiment file's ``metrics`` (:data:`METRIC_NAMES`) as :func:`per_run` columns."""
+    out: list[str] = []
+    for name in names:
+        column = METRIC_NAMES.get(name, name)
+        if "{n}" in column:
+            out += [c for c in runs_table.columns if re.fullmatch(column.replace("{n}", r"\d+"), c)]
+        elif column in runs_table.columns:
+            out.append(column)
+    return out
+
+
+def caption(metric: str) -> str:
+    """A metric's name in a heading: ``"JFI, eq. (1)"``, ``"flow2 throughput (Mb/s)"``."""
+    found = re.fullmatch(r"(flow\d+)_(mbps|share)", metric)
+    if found:
+        return f"{found[1]} {'throughput (Mb/s)' if found[2] == 'mbps' else 'share'}"
+    return _CAPTIONS.get(metric, metric)
+
+
+def summary_table(frames: Frames, metric: str = "jfi", rows: str | None = None, runs_table: pd.DataFrame | None = None) -> str:
+    """The text ``tcplab table`` and ``tcplab run`` print: a heading line, then :func:`table` of
+    ``metric`` (a :func:`per_run` column) across the replications of each cell."""
+    runs_table = per_run(frames) if runs_table is None else runs_table
+    allowed = metric_columns(runs_table)
+    if metric not in allowed:
+        raise ResultsError("--metric", metric, f"expected one of {', '.join(allowed)}")
+    cells = aggregate(runs_table, [metric])
+    text = table(cells, metric, rows=rows, digits=4 if metric in ("drop_rate", "utilisation") else 2)
+    n = cells["n"]
+    count = f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}"
+    names = ", ".join(experiments(frames))
+    noun = "replication" if n.max() == 1 else "replications"
+    return f"{names}: {caption(metric)}, mean (std) over {count} {noun}\n{text.to_string()}"
 
 
 def _metric_names(cells: pd.DataFrame) -> list[str]:
@@ -593,9 +801,12 @@ def select(frames: Frames, experiment: str | None = None, backend: str | None = 
         runs = runs[runs["backend"] == backend]
     ids = set(runs["run_id"])
     unused = [c for c in runs.columns if c not in RUN_COLUMNS and runs[c].isna().all()]  # another experiment's axes
+    queues = frames.queues
     return Frames(
         runs.drop(columns=unused).reset_index(drop=True),
         frames.flows[frames.flows["run_id"].isin(ids)].reset_index(drop=True),
         frames.intervals[frames.intervals["run_id"].isin(ids)].reset_index(drop=True),
         frames.params,
+        queues=None if queues is None else queues[queues["run_id"].isin(ids)].reset_index(drop=True),
+        scenarios={k: v for k, v in frames.scenarios.items() if k in ids},
     )

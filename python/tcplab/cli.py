@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run an experiment's sweep into its results store (resumes where it stopped)",
         description=(
             "Expand an experiment file's grid (docs/experiments.md), run every run not yet in the store, "
-            "and print mean ± std per cell. Re-running resumes: finished runs are skipped."
+            "and print mean (std) per cell. Re-running resumes: finished runs are skipped."
         ),
     )
     run.add_argument("file", metavar="FILE", help="experiment TOML file (see docs/experiments.md)")
@@ -156,9 +156,8 @@ def _add_analysis_commands(commands: Any) -> None:
         "--rows (default: the RTT), one column per value of the other axes, cells 'mean (std)', as the papers' tables.",
     )
     table.add_argument("store", metavar="STORE", help="results store file")
-    table.add_argument("--metric", default="jfi", help="jfi (default), jt_mean, jt_std, total_mbps, utilisation, drop_rate, flowN_mbps")
+    table.add_argument("--metric", default="jfi", help="jfi (default), jt_mean, flowN_mbps, utilisation, drop_rate, queue_mean_ms … (a wrong name lists them)")
     table.add_argument("--rows", metavar="AXIS", help="the axis down the rows (default topology.rtt)")
-    table.add_argument("--experiment", metavar="NAME", help="one experiment of the store (default: all)")
 
     compare = commands.add_parser(
         "compare",
@@ -173,12 +172,12 @@ def _add_analysis_commands(commands: Any) -> None:
 
     report = commands.add_parser(
         "report",
-        help="write a self-contained interactive HTML report per experiment",
-        description="Write one HTML file per experiment of a results STORE: parameters, tables and interactive figures. "
+        help="write a results store's self-contained interactive HTML report",
+        description="Write the HTML report of a results STORE's experiment: parameters, tables and interactive figures. "
         "It opens offline: plotly.js is inlined.",
     )
     report.add_argument("store", metavar="STORE", help="results store file")
-    report.add_argument("--out", metavar="FILE.html", help="output file (default EXPERIMENT.html); with several experiments, a directory")
+    report.add_argument("--out", metavar="FILE.html", help="output file, or a directory for EXPERIMENT.html (default EXPERIMENT.html)")
     report.add_argument("--figures", metavar="DIR", help="also write the static figures (PNG and SVG) to DIR")
 
 

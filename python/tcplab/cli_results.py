@@ -25,16 +25,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _table(args: argparse.Namespace) -> int:
     frames = analysis.load_frames(args.store)
-    if args.experiment is not None:
-        if args.experiment not in analysis.experiments(frames):
-            raise ResultsError("--experiment", args.experiment, f"expected one of {', '.join(analysis.experiments(frames))}")
-        frames = analysis.select(frames, args.experiment)
-    cells = analysis.aggregate(analysis.per_run(frames))
-    text = analysis.table(cells, args.metric, rows=args.rows, digits=4 if args.metric == "drop_rate" else 2)
-    n = cells["n"]
-    label = "JFI, eq. (1)" if args.metric == "jfi" else args.metric
-    print(f"{', '.join(analysis.experiments(frames))}: {label}, mean (std) over {n.min()}{'' if n.min() == n.max() else f'–{n.max()}'} replications")
-    print(text.to_string())
+    print(analysis.summary_table(frames, args.metric, rows=args.rows))
     return 0
 
 
@@ -44,7 +35,11 @@ def _compare(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.exists() and not out.is_dir():
         raise ResultsError("--out", args.out, "expected a directory for the figures")
-    comparison = analysis.compare(analysis.per_run(s_frames), analysis.per_run(t_frames), metric=args.metric)
+    s_table, t_table = analysis.per_run(s_frames), analysis.per_run(t_frames)
+    allowed = [m for m in analysis.metric_columns(s_table) if m in t_table.columns]
+    if args.metric not in allowed:
+        raise ResultsError("--metric", args.metric, f"expected one of {', '.join(allowed)}")
+    comparison = analysis.compare(s_table, t_table, metric=args.metric)
     summary = analysis.compare_summary(comparison)
     names = (Path(args.s_store).stem, Path(args.t_store).stem)
     print(f"S = {args.s_store}, T = {args.t_store}: {args.metric}, D = S − T over {summary['cells']} cells")
@@ -67,13 +62,10 @@ def _report(args: argparse.Namespace) -> int:
     from . import report
 
     frames = analysis.load_frames(args.store)
-    names = analysis.experiments(frames)
     out = Path(args.out) if args.out else None
-    if out is not None and not out.parent.is_dir():
+    if out is not None and not out.is_dir() and not out.parent.is_dir():
         raise ResultsError("--out", args.out, f"expected a file in an existing directory ({out.parent} does not exist)")
-    if len(names) > 1 and out is not None and not out.is_dir():
-        raise ResultsError("--out", args.out, f"expected a directory: the store holds {len(names)} experiments ({', '.join(names)})")
-    for name in names:
+    for name in analysis.experiments(frames):  # a store holds one experiment
         target = out / f"{name}.html" if out is not None and out.is_dir() else out or Path(f"{name}.html")
         report.write_report(frames, target, name)
         print(f"wrote {target}")

@@ -124,7 +124,7 @@ def render(frames: Frames, experiment: str | None = None, params: Mapping[str, A
         _params_html(frames, experiment),
         "<h2>Summary tables</h2>",
     ]
-    for metric, caption in (("jfi", "JFI, eq. (1)"), ("jt_mean", "mean J(t), eq. (2)"), ("utilisation", "link utilisation"), ("drop_rate", "drop rate (dropped / sent packets)")):
+    for metric, caption in (("jfi", "JFI, eq. (1)"), ("jt_mean", "mean J(t), eq. (2)"), ("utilisation", "link utilisation (the flows' throughput / the bottleneck's rate)"), ("queue_mean_ms", "mean queueing delay at the bottleneck (ms): its packets' sojourn time over the run"), ("drop_rate", "drop rate (dropped / sent packets)")):
         if f"{metric}_mean" in cells.columns and cells[f"{metric}_mean"].notna().any():
             digits = 4 if metric == "drop_rate" else 2
             parts += [f"<h3>{caption}</h3>", _table_html(analysis.table(cells, metric, digits=digits))]

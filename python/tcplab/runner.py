@@ -35,7 +35,7 @@ from .errors import MISSING, EngineError, ScenarioError, TcplabError
 from .experiment import Experiment, Run, scenario_json
 from .store import RunRecord, Store
 
-__all__ = ["execute", "run_experiment", "default_store_path", "SweepReport", "cell_summary", "EXECUTORS"]
+__all__ = ["execute", "run_experiment", "default_store_path", "SweepReport", "print_summary", "EXECUTORS"]
 
 EXECUTORS = ("local", "dask")
 
@@ -394,76 +394,25 @@ def _rich_bar(console: Any) -> Any:
 # --- the summary table -------------------------------------------------------------------------
 
 
-def cell_summary(store: Store, exp: Experiment, backend: str = "sim") -> pd.DataFrame:
-    """Per grid cell (a point without its replication), over its valid runs: ``n`` and, for each
-    of the experiment's metrics, ``<metric>_mean`` and ``<metric>_std`` (sample standard deviation)."""
-    runs, flows, _ = store.frames(exp, backend)
-    keys = [a.key for a in exp.grid_axes]
-    runs = runs[runs["valid"]]
-    extra = store.sql("SELECT run_id, jfi, mean_jt FROM runs")
-    per_run = runs.merge(extra, on="run_id", how="left")
-    flows = flows[flows["run_id"].isin(per_run["run_id"])]
-    values: dict[str, pd.Series] = {}
-    by_run = flows.groupby("run_id", sort=False)
-    if "throughput" in exp.metrics or "share" in exp.metrics:
-        for name, part in flows.groupby("name", sort=True):
-            if "throughput" in exp.metrics:
-                values[f"{name}_mbps"] = part.set_index("run_id")["throughput_mbps"]
-            if "share" in exp.metrics:
-                values[f"{name}_share"] = part.set_index("run_id")["share"]
-    if "drop_rate" in exp.metrics:
-        values["drop_rate"] = by_run["dropped_pkts"].sum() / by_run["sent_pkts"].sum().clip(lower=1)
-    if "retrans" in exp.metrics:
-        values["retrans"] = by_run["retrans_pkts"].sum()
-    if "owd" in exp.metrics and "owd_mean_ms" in flows.columns:
-        values["owd_ms"] = by_run["owd_mean_ms"].mean()
-    table = per_run.set_index("run_id")
-    metric_columns = [m for m in ("jfi", "mean_jt") if m in exp.metrics]
-    for name, series in values.items():
-        table[name] = series.astype(float)
-        metric_columns.append(name)
-    grouped = table.groupby(keys, sort=False) if keys else table.groupby(lambda _: "all")
-    out = grouped.size().rename("n").to_frame()
-    for column in metric_columns:
-        out[f"{column}_mean"] = grouped[column].mean()
-        out[f"{column}_std"] = grouped[column].std(ddof=1)
-    return out.reset_index()
+def print_summary(store: Store, exp: Experiment, report: SweepReport, backend: str = "sim", console: Any = None) -> None:
+    """The across-replication tables of the experiment's metrics (:func:`tcplab.analysis.summary_table`,
+    what ``tcplab table`` prints: mean (std) per cell) and a line on what the sweep did."""
+    from rich.console import Console
 
+    from . import analysis
 
-def print_summary(console: Any, store: Store, exp: Experiment, report: SweepReport, backend: str = "sim") -> None:
-    """The summary table (mean ± std per cell) and a line on what the sweep did."""
-    from rich.table import Table
-
-    cells = cell_summary(store, exp, backend)
-    keys = [a.key for a in exp.grid_axes]
-    metric_names = [c[: -len("_mean")] for c in cells.columns if c.endswith("_mean")]
-    table = Table(title=f"{exp.name}: mean ± std over replications, per cell", title_justify="left")
-    for key in keys:
-        table.add_column(key, justify="left")
-    table.add_column("n", justify="right")
-    for name in metric_names:
-        table.add_column(name, justify="right")
-    for values in cells.to_dict("records"):
-        row = [str(values[k]) for k in keys] + [str(values["n"])]
-        row += [_mean_std(values[f"{name}_mean"], values[f"{name}_std"], name) for name in metric_names]
-        table.add_row(*row)
-    console.print(table)
+    console = console or Console()
+    frames = analysis.store_frames(store, exp, backend)
+    valid = frames.runs["valid"].astype(bool)
+    if valid.any():
+        runs_table = analysis.per_run(frames)
+        for metric in analysis.experiment_metrics(exp.metrics, runs_table):
+            print(analysis.summary_table(frames, metric, runs_table=runs_table), end="\n\n")
     line = f"{report.total} runs: {report.ran} run now, {report.skipped} already in the store"
     if report.invalid:
         line += f", [bold red]{report.invalid} invalid[/] (runs.invalid_reason)"
     rate = f", {report.runs_per_s:.2f} runs/s" if report.ran else ""
-    console.print(f"{line}; {report.wall_s:.1f} s{rate} → {report.store}")
-
-
-def _mean_std(mean: float, std: float, name: str) -> str:
-    if mean != mean:
-        return "–"
-    digits = 4 if name in ("jfi", "mean_jt") or name.endswith("_share") else 2
-    if name == "drop_rate":
-        text = f"{mean * 100:.3f}%"
-        return text if std != std else f"{text} ± {std * 100:.3f}%"
-    text = f"{mean:.{digits}f}"
-    return text if std != std else f"{text} ± {std:.{digits}f}"
+    console.print(f"{line}; {report.wall_s:.1f} s{rate} → {report.store}", highlight=False, soft_wrap=True)
 
 
 def main_run(args: Any) -> int:
@@ -491,7 +440,7 @@ def main_run(args: Any) -> int:
         return 130
     if not args.quiet:
         with Store(report.store) as db:
-            print_summary(console, db, exp, report, args.backend)
+            print_summary(db, exp, report, args.backend, console)
     return 1 if report.invalid else 0
 
 

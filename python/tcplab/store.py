@@ -275,7 +275,7 @@ class Store:
         row = [
             record.run_id,
             record.experiment,
-            canonical_json(record.point),
+            json.dumps(record.point, separators=(",", ":"), ensure_ascii=False),  # the grid's order of axes
             canonical_json(record.scenario),
             record.seed,
             record.backend,
@@ -347,7 +347,7 @@ class Store:
             raw = raw[raw["run_id"].isin(order)]
             raw = raw.iloc[sorted(range(len(raw)), key=lambda i: order[raw["run_id"].iloc[i]])]
         points = [json.loads(p) for p in raw["point"]]
-        keys: list[str] = []
+        keys: list[str] = [k for k in experiment.axis_keys if k != "replication"] if experiment is not None else []
         for p in points:
             keys.extend(k for k in p if k != "replication" and k not in keys)
         columns: dict[str, Any] = {k: [_as_text(p.get(k)) for p in points] for k in keys}
@@ -359,13 +359,17 @@ class Store:
         runs["backend"] = raw["backend"].to_numpy()
         runs["valid"] = raw["valid"].to_numpy(dtype=bool)
         ids = list(runs["run_id"])
-        flows = self._rows("flows", ids, "flow")
-        intervals = self._rows("intervals", ids, "flow, t_s")
+        flows = self.rows("flows", ids, "flow")
+        intervals = self.rows("intervals", ids, "flow, t_s")
         return runs, flows, intervals
 
-    def _rows(self, table: str, run_ids: list[str], order: str) -> pd.DataFrame:
+    def rows(self, table: str, run_ids: Sequence[str], order: str = "run_id") -> pd.DataFrame:
+        """The rows of ``table`` (``runs``, ``flows``, ``intervals``, ``queues``) of the runs
+        ``run_ids``, in that order of runs and then by ``order`` (columns, SQL)."""
+        if table not in TABLES[2:]:
+            raise StoreError("table", table, f"expected one of {', '.join(TABLES[2:])}")
         con = self._con
-        keys = pd.DataFrame({"run_id": run_ids, "_k": range(len(run_ids))})
+        keys = pd.DataFrame({"run_id": list(run_ids), "_k": range(len(run_ids))})
         con.register("_tcplab_ids", keys)
         try:
             frame = con.execute(
