@@ -52,6 +52,7 @@ fn pair(cc1: &str, cc2: &str, rtt_ns: u64, buffer_bdp: f64) -> Spec {
             reverse_loss: 0.0,
         }),
         flows,
+        capture: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn dumbbell(rate_bps: u64, rtt_ns: u64, buffer_pkts: u64, flows: Vec<FlowSpec>, 
             reverse_loss: 0.0,
         }),
         flows,
+        capture: None,
     }
 }
 

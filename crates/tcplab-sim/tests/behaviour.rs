@@ -35,6 +35,7 @@ fn dumbbell(rate_bps: u64, rtt_ns: u64, buffer_pkts: u64, flows: Vec<TcpSpec>, d
             reverse_loss: 0.0,
         }),
         flows: flows.into_iter().map(FlowSpec::Tcp).collect(),
+        capture: None,
     }
 }
 

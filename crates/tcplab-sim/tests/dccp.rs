@@ -43,6 +43,7 @@ fn dumbbell(rtt_ns: u64, flows: Vec<FlowSpec>, duration_ns: u64, loss: f64) -> S
             reverse_loss: loss,
         }),
         flows,
+        capture: None,
     }
 }
 
