@@ -122,6 +122,8 @@ def test_sender_capture_matches_the_engine(scenario_file: Path, tmp_path: Path, 
     assert (tsval == 1 + cap["ts_val_ns"].to_numpy() // 1_000_000).all()
     assert t["tcp.options.timestamp.tsecr"].astype(int).iloc[-1] > 0
     assert set(t["tcp.window_size_value"].astype(int)) == {6 * 2**20 >> 7}
+    scaled = tshark(path, "tcp.window_size", prefs=("tcp.default_window_scaling:7",))
+    assert set(scaled["tcp.window_size"].astype(int)) == {6 * 2**20}
 
     # Retransmissions: tshark flags exactly the frames the engine marks, all as retransmissions
     # (8 of them fast: sent within 20 ms of the duplicate ACKs asking for them).

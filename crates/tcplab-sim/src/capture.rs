@@ -53,8 +53,9 @@ impl Capture {
     }
 
     /// `pkt` finished serialisation on link `l` at `now`. `tx_ns` is its serialisation time,
-    /// `delay_ns` the link's propagation delay, `lost` the loss model's verdict.
-    #[inline]
+    /// `delay_ns` the link's propagation delay, `lost` the loss model's verdict. Kept out of line
+    /// so that the link's per-packet path stays as small as without a capture.
+    #[inline(never)]
     pub fn on_tx_done(&mut self, l: LinkId, pkt: &Packet, now: Nanos, tx_ns: Nanos, delay_ns: Nanos, lost: bool) {
         if pkt.flow != self.flow || !self.on_link[l.idx()] {
             return;
