@@ -1,7 +1,7 @@
 # tcplab: `make` installs everything and runs paper 000's quick sweep with its report; `make test` runs every test.
 
 PYTHON ?= python3
-DEBIAN_PACKAGES := ns2 hyperfine time chromium iperf3 iputils-ping ethtool
+DEBIAN_PACKAGES := ns2 hyperfine time chromium iperf3 iputils-ping ethtool tshark
 SCENARIO ?= scenarios/reference.toml
 
 .PHONY: all install deps python main test test-rust test-python bench clean
@@ -12,7 +12,7 @@ install: deps python
 
 # Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine and GNU time (measuring);
 # chromium (headless: the report's test opens the HTML offline); iperf3, ping and ethtool (the
-# emulated testbed, tcplab.testbed).
+# emulated testbed, tcplab.testbed); tshark (reads back the pcap files of `tcplab sim --pcap`).
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

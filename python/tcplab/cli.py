@@ -63,7 +63,7 @@ _SCENARIO_FLAGS: list[tuple[str, str, Any, str, str]] = [
 ]
 
 #: Flags that take a value; a value that looks negative ("-5ms") is still their value.
-_VALUE_FLAGS = {flag for flag, *_ in _SCENARIO_FLAGS} | {"--flow", "--set", "--csv", "--parquet"}
+_VALUE_FLAGS = {flag for flag, *_ in _SCENARIO_FLAGS} | {"--flow", "--set", "--csv", "--parquet", "--pcap", "--pcap-at", "--pcap-file"}
 
 _FLOW = re.compile(r"^(?P<variant>[^@:]+)(?:@(?P<start>[^:]*)(?::(?P<stop>.*))?)?$")
 
@@ -108,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--csv", metavar="FILE", help="write the per-flow summary to FILE and the per-interval series to <stem>.intervals.csv")
     sim.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
+    sim.add_argument("--pcap", metavar="FLOW", help="write FLOW's packets (a flow name like flow1, or its 1-based index) as a pcap file (docs/pcap.md)")
+    sim.add_argument(
+        "--pcap-at",
+        default="sender",
+        metavar="POINT",
+        help="where --pcap captures: sender (default: the sender's access link, both directions, as tcpdump on the sender), receiver, or a link id",
+    )
+    sim.add_argument("--pcap-file", metavar="PATH", help="the pcap file (default <scenario name>-<flow>.pcap)")
     sim.add_argument("-q", "--quiet", action="store_true", help="print no table")
     _add_analysis_commands(commands)
 
@@ -270,6 +278,24 @@ def _outputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return outputs
 
 
+def _pcap_request(args: argparse.Namespace, scenario: Scenario) -> tuple[Any, Path] | None:
+    """``--pcap``'s capture point and file, checked before anything runs."""
+    if args.pcap is None:
+        if args.pcap_file is not None or args.pcap_at != "sender":
+            raise ScenarioError("--pcap", MISSING, "expected a flow to capture with --pcap FLOW when --pcap-at or --pcap-file is given")
+        return None
+    from . import pcap
+
+    flow = pcap.resolve_flow(scenario, args.pcap)
+    point = pcap.capture_point(scenario, flow, args.pcap_at)
+    path = Path(args.pcap_file or f"{scenario.name}-{scenario.flow_names[flow]}.pcap")
+    if path.is_dir():
+        raise ScenarioError("--pcap-file", str(path), "expected a file name, not a directory")
+    if not path.parent.is_dir():
+        raise ScenarioError("--pcap-file", str(path), f"expected a file in an existing directory ({path.parent} does not exist)")
+    return point, path
+
+
 def _print_table(result: Result, wall_s: float) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -317,12 +343,20 @@ def _print_table(result: Result, wall_s: float) -> None:
 def _sim(args: argparse.Namespace) -> int:
     scenario = scenario_from_args(args)
     outputs = _outputs(args)
+    capture = _pcap_request(args, scenario)
     started = time.perf_counter()
-    result = simulate(scenario)
+    result = simulate(scenario, capture=capture[0].spec() if capture else None)
     wall_s = time.perf_counter() - started
     result.summary()  # a window that holds no interval is refused before anything is written
     for fmt, path in outputs:
         result.write(path, fmt)  # type: ignore[arg-type]
+    if capture is not None:
+        from .pcap import write_pcap
+
+        point, pcap_path = capture
+        assert result.capture is not None
+        n = write_pcap(scenario, result.capture, point, pcap_path)
+        print(f"wrote {pcap_path} ({n} packets of {scenario.flow_names[point.flow]} at {point.at})", file=sys.stderr)
     if not args.quiet:
         _print_table(result, wall_s)
     for fmt, path in outputs:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from os import PathLike
 from types import ModuleType
+from typing import Any
 
 from .config import Scenario, load_scenario
 from .errors import EngineError, from_spec_error
@@ -29,21 +30,24 @@ def engine_version() -> str | None:
         return None
 
 
-def simulate(scenario: Scenario | str | PathLike[str], seed: int | None = None) -> Result:
+def simulate(scenario: Scenario | str | PathLike[str], seed: int | None = None, capture: dict[str, Any] | None = None) -> Result:
     """Run ``scenario`` (a :class:`Scenario` or the path of a scenario file) and return its :class:`Result`.
 
     ``seed`` overrides the scenario's seed. A scenario the engine rejects (e.g. a flow between
     unconnected nodes) raises :class:`~tcplab.errors.ScenarioError`; the engine releases the GIL
-    while it runs.
+    while it runs. ``capture`` (``{"flow": i, "links": [...]}``, the engine spec's ``capture``)
+    records that flow's packets on those links into :attr:`Result.capture`.
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     if seed is not None:
         scenario = scenario.override({"seed": seed})
     core = _core()
-    spec = json.dumps(scenario.to_engine_spec())
+    spec = scenario.to_engine_spec()
+    if capture is not None:
+        spec["capture"] = capture
     try:
-        raw = core.simulate(spec)
+        raw = core.simulate(json.dumps(spec))
     except core.SpecError as e:
         raise from_spec_error(e, scenario) from None
     return Result.from_engine(scenario, raw, engine_version=str(core.version()))

@@ -65,6 +65,9 @@ class Result:
             ``enqueued_pkts``, ``dropped_pkts``, sojourn times …
         meta: the engine's ``meta`` (``transmissions``, ``events``, ``end_ns``, ``node_names``) plus
             ``scenario``, ``seed``, ``engine_version``, ``flow_names`` and ``variants``.
+        capture: with a capture in the engine spec, one row per recorded link crossing of the
+            captured flow's packets (``t_ns``, ``arrive_ns``, ``link``, ``kind``, ``seq``, ``ack``,
+            SACK blocks, ``ts_val_ns``, ``ts_ecr_ns``, ``size_bytes``, ``retrans``, ``lost``); else ``None``.
     """
 
     scenario: Scenario
@@ -72,6 +75,7 @@ class Result:
     intervals: pd.DataFrame
     queues: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
+    capture: pd.DataFrame | None = None
 
     @classmethod
     def from_engine(cls, scenario: Scenario, raw: Mapping[str, Any], engine_version: str | None = None) -> Result:
@@ -105,7 +109,8 @@ class Result:
             flow_names=names,
             variants=kinds,
         )
-        return cls(scenario, flows, intervals, queues, meta)
+        capture = pd.DataFrame({k: np.asarray(v) for k, v in raw["capture"].items()}) if "capture" in raw else None
+        return cls(scenario, flows, intervals, queues, meta, capture)
 
     # --- windows ---
 

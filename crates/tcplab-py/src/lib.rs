@@ -30,6 +30,9 @@ fn to_py<'py>(py: Python<'py>, r: SimResult) -> PyResult<Bound<'py, PyDict>> {
     out.set_item("flows", table(py, r.flows)?)?;
     out.set_item("intervals", table(py, r.intervals)?)?;
     out.set_item("queues", table(py, r.queues)?)?;
+    if let Some(capture) = r.capture {
+        out.set_item("capture", table(py, capture)?)?;
+    }
     let meta = PyDict::new(py);
     meta.set_item("transmissions", r.transmissions)?;
     meta.set_item("events", r.events)?;

@@ -8,6 +8,7 @@
 //!
 //! See `docs/engine-spec.md` for the spec and the result's columns.
 
+pub mod capture;
 pub mod cc;
 pub mod engine;
 pub mod error;

@@ -53,6 +53,8 @@ pub struct SimResult {
     pub flows: Table,
     pub intervals: Table,
     pub queues: Table,
+    /// The spec's `capture`: one row per recorded link crossing (`capture.rs`); `None` without one.
+    pub capture: Option<Table>,
     /// Packets that crossed a link (one packet crossing one link = one transmission).
     pub transmissions: u64,
     pub events: u64,

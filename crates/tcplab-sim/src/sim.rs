@@ -1,5 +1,6 @@
 //! The simulation: owns the whole world (no globals), runs the event loop, measures.
 
+use crate::capture::Capture;
 use crate::engine::{Event, EventQueue};
 use crate::error::SpecError;
 use crate::ids::{FlowId, LinkId, NodeId};
@@ -109,6 +110,8 @@ pub struct Simulation {
     out: Vec<Packet>,
     transmissions: u64,
     events_run: u64,
+    /// The spec's `capture`, if any.
+    capture: Option<Capture>,
 }
 
 impl Simulation {
@@ -166,6 +169,7 @@ impl Simulation {
 
         let series = Series::new(spec.duration_ns.div_ceil(spec.interval_ns) as usize, flows.len());
         events.push(spec.interval_ns.min(spec.duration_ns), Event::Tick);
+        let capture = spec.capture.as_ref().map(|c| Capture::new(FlowId(c.flow), &c.links, links.len()));
 
         Ok(Simulation {
             now: 0,
@@ -183,6 +187,7 @@ impl Simulation {
             out: Vec::with_capacity(256),
             transmissions: 0,
             events_run: 0,
+            capture,
         })
     }
 
@@ -276,7 +281,11 @@ impl Simulation {
             self.start_tx(l, next);
         }
         let link = &mut self.links[l.idx()];
-        if link.rng.chance(link.loss) {
+        let lost = link.rng.chance(link.loss);
+        if let Some(cap) = &mut self.capture {
+            cap.on_tx_done(l, &pkt, now, tx_time_ns(pkt.size_bytes, link.rate_bps), link.delay_ns, lost);
+        }
+        if lost {
             link.stats.random_loss_pkts += 1;
             self.count_drop(&pkt);
             return;
@@ -605,7 +614,8 @@ impl Simulation {
         queues.push("sojourn_max_ns", lf(&|l| l.stats.sojourn.max()));
         queues.push("final_pkts", lu(&|l| l.queue.len_pkts() as u64));
 
-        SimResult { flows, intervals, queues, transmissions: self.transmissions, events: self.events_run, end_ns: end, node_names: self.node_names }
+        let capture = self.capture.take().map(Capture::into_table);
+        SimResult { flows, intervals, queues, capture, transmissions: self.transmissions, events: self.events_run, end_ns: end, node_names: self.node_names }
     }
 }
 

@@ -23,6 +23,17 @@ pub struct Spec {
     pub host_jitter_ns: Nanos,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
+    /// Record one flow's packets on some links (`capture.rs`); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureSpec>,
+}
+
+/// Which packets a capture records: those of flow `flow` crossing any of `links` (link ids).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureSpec {
+    pub flow: u32,
+    pub links: Vec<u32>,
 }
 
 fn default_seed() -> u64 {
@@ -539,6 +550,18 @@ impl Spec {
                     }
                 }
                 FlowSpec::Dccp(d) => d.check(&format!("flows[{i}]"))?,
+            }
+        }
+        if let Some(c) = &self.capture {
+            if c.flow as usize >= self.flows.len() {
+                return Err(SpecError::new("capture.flow", c.flow, format!("a flow index below {}", self.flows.len())));
+            }
+            let nl = built.links.len() as u32;
+            if c.links.is_empty() {
+                return Err(SpecError::new("capture.links", "[]", "at least one link id"));
+            }
+            if let Some(l) = c.links.iter().find(|&&l| l >= nl) {
+                return Err(SpecError::new("capture.links", l, format!("link ids below {nl}")));
             }
         }
         Ok(built)

@@ -44,6 +44,7 @@ pub fn dumbbell<F: Into<FlowSpec>>(rate_bps: u64, rtt_ns: u64, buffer_pkts: u64,
             reverse_loss: 0.0,
         }),
         flows: flows.into_iter().map(Into::into).collect(),
+        capture: None,
     }
 }
 

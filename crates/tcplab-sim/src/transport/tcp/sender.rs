@@ -161,6 +161,8 @@ impl TcpSender {
         p.seq = seq;
         p.retrans = retrans;
         p.ts_val_ns = now;
+        // RFC 7323 §3.2: TSecr echoes the peer's most recent TSval (0 before any ACK).
+        p.ts_ecr_ns = self.tp.rcv_tsval_ns;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += self.data_bytes as u64;
         if retrans {

@@ -1,0 +1,234 @@
+"""One TCP flow's packets as a pcap file, as tcpdump at one point of the network would see them.
+
+The engine records the flow's packets on the links of the capture point (the spec's ``capture``,
+``docs/engine-spec.md``); this module chooses those links, turns each recorded packet into an
+IPv4/TCP packet with dpkt and writes a libpcap file (``docs/pcap.md``):
+
+- capture points: ``sender`` (default: the sender's access link, both directions, as tcpdump on
+  the sending host), ``receiver`` (the same at the receiving host) or a link id (one direction,
+  as a tap at the link's sending end);
+- time: when a packet leaves the point (start of its serialisation onto the link) or when it has
+  fully arrived there (end of serialisation + propagation delay), in ns (nanosecond pcap);
+- sequence numbers in bytes: ``ISN + 1 + segment · MSS`` with a fixed ISN per flow;
+- TCP options as Linux writes them: NOP, NOP, timestamps (TSval/TSecr in 1 ms ticks) and, on ACKs,
+  NOP, NOP, SACK; so the IP length equals the engine's packet size;
+- addresses: a dumbbell's sender i is 10.0.i.1 and receiver i 10.1.i.1; a graph's node k is
+  10.2.k//254.(k%254 + 1); the flow's sender port is 50000 + its index, the receiver's 5201.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .config import CbrFlow, DccpFlow, Scenario
+from .errors import ScenarioError
+
+__all__ = ["CapturePoint", "capture_point", "resolve_flow", "seen_rows", "packets", "write_pcap", "LINKTYPE_RAW", "TS_TICK_NS"]
+
+#: pcap link type of raw IPv4/IPv6 packets (no link-layer header): link rates count IP bytes.
+LINKTYPE_RAW = 101
+#: The timestamp clock: 1 ms per tick (Linux's TCP timestamp clock, RFC 7323 §5.4 allows 1 ms–1 s).
+TS_TICK_NS = 1_000_000
+#: Receiver's port (iperf3's) and the base of the senders' ports.
+SERVER_PORT = 5201
+CLIENT_PORT_BASE = 50000
+
+_KIND_DATA, _KIND_ACK = 0, 1  # engine Kind codes (net/packet.rs)
+_TH_ACK = 0x10
+_NOP = b"\x01"
+
+
+def isn(flow: int) -> int:
+    """The sender's initial sequence number for flow index ``flow`` (fixed, so traces compare)."""
+    return 1_000_000 * (flow + 1)
+
+
+def receiver_isn(flow: int) -> int:
+    """The receiver's initial sequence number (it sends no data: every ACK has seq ISN + 1)."""
+    return 2_000_000_000 + 1_000_000 * (flow + 1)
+
+
+def window_scale(rwnd_bytes: int) -> int:
+    """The smallest shift that fits ``rwnd_bytes`` into the 16-bit window field (RFC 7323 §2.3, at most 14)."""
+    shift = 0
+    while rwnd_bytes >> shift > 0xFFFF and shift < 14:
+        shift += 1
+    return shift
+
+
+@dataclass(frozen=True)
+class CapturePoint:
+    """Where a flow is captured: ``links`` and, per link, whether packets are stamped when they
+    arrive over it (into the point) rather than when they start onto it (out of the point)."""
+
+    flow: int
+    at: str
+    links: tuple[int, ...]
+    inbound: tuple[bool, ...]
+
+    def spec(self) -> dict[str, Any]:
+        """The engine spec's ``capture``."""
+        return {"flow": self.flow, "links": list(self.links)}
+
+
+def resolve_flow(scenario: Scenario, text: str) -> int:
+    """The index of the TCP flow named ``text`` (``flow1`` or a ``name``) or numbered ``text`` (1-based)."""
+    names = scenario.flow_names
+    if text in names:
+        index = names.index(text)
+    elif text.strip().isdigit() and 1 <= int(text) <= len(names):
+        index = int(text) - 1
+    else:
+        raise ScenarioError("--pcap", text, f"expected a flow name ({', '.join(names)}) or its 1-based index (1 to {len(names)})")
+    if isinstance(scenario.flows[index], (CbrFlow, DccpFlow)):
+        raise ScenarioError("--pcap", text, "expected a TCP flow (pcap export writes TCP only)")
+    return index
+
+
+def _link_ends(topology: dict[str, Any]) -> list[tuple[int, int]]:
+    """(from, to) node indices of every link, by link id (the engine's numbering, docs/engine-spec.md)."""
+    if topology["kind"] == "graph":
+        return [(link["from"], link["to"]) for link in topology["links"]]
+    n = topology["pairs"]
+    r1, r2 = 2 * n, 2 * n + 1
+    ends = [(r1, r2), (r2, r1)]
+    for i in range(n):
+        ends += [(i, r1), (r1, i), (r2, n + i), (n + i, r2)]
+    return ends
+
+
+def capture_point(scenario: Scenario, flow: int, at: str) -> CapturePoint:
+    """The links to capture for ``at``: ``sender``, ``receiver`` or a link id."""
+    spec = scenario.to_engine_spec()
+    ends = _link_ends(spec["topology"])
+    src, dst = spec["flows"][flow]["src"], spec["flows"][flow]["dst"]
+    if at in ("sender", "receiver"):
+        node = src if at == "sender" else dst
+        # Every link at the host: only those on the flow's route carry its packets.
+        links = [(i, to == node) for i, (frm, to) in enumerate(ends) if node in (frm, to)]
+        return CapturePoint(flow, at, tuple(i for i, _ in links), tuple(inb for _, inb in links))
+    if at.strip().isdigit() and int(at) < len(ends):
+        return CapturePoint(flow, at, (int(at),), (False,))
+    raise ScenarioError("--pcap-at", at, f"expected sender, receiver or a link id from 0 to {len(ends) - 1}")
+
+
+def _addresses(spec: dict[str, Any]) -> list[bytes]:
+    """IPv4 address of every node, by node index."""
+    topology = spec["topology"]
+    if topology["kind"] == "graph":
+        return [bytes([10, 2, k // 254, k % 254 + 1]) for k in range(len(topology["nodes"]))]
+    n = topology["pairs"]
+    if n > 255:
+        raise ScenarioError("--pcap", f"{n} pairs", "expected a dumbbell of at most 255 pairs (addresses 10.0.<pair>.1)")
+    return [*(bytes([10, 0, i, 1]) for i in range(1, n + 1)), *(bytes([10, 1, i, 1]) for i in range(1, n + 1)),
+            bytes([10, 255, 0, 1]), bytes([10, 255, 0, 2])]
+
+
+def seen_rows(capture: pd.DataFrame, point: CapturePoint) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the capture rows seen at ``point``, in time order (frame k of the pcap is row
+    ``rows[k]``), and the time (ns) each is seen."""
+    link = capture["link"].to_numpy(dtype=np.int64)
+    inbound = np.zeros(len(capture), dtype=bool)
+    for l, inb in zip(point.links, point.inbound):
+        inbound |= (link == l) & inb
+    # A packet the link's loss model drops never arrives at the far end.
+    seen = ~(inbound & (capture["lost"].to_numpy() == 1))
+    t = np.where(inbound, capture["arrive_ns"].to_numpy(dtype=np.int64), capture["t_ns"].to_numpy(dtype=np.int64))
+    rows = np.flatnonzero(seen)
+    order = rows[np.argsort(t[rows], kind="stable")]
+    return order, t[order]
+
+
+def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> tuple[list[bytes], np.ndarray]:
+    """The IPv4 packets (bytes) seen at ``point`` and their times in ns."""
+    import dpkt
+
+    spec = scenario.to_engine_spec()
+    f = point.flow
+    fs = spec["flows"][f]
+    mss, header, rwnd, timestamps = fs["mss_bytes"], fs["header_bytes"], fs["rwnd_bytes"], fs["timestamps"]
+    addr = _addresses(spec)
+    src_ip, dst_ip = addr[fs["src"]], addr[fs["dst"]]
+    sport, dport = CLIENT_PORT_BASE + f, SERVER_PORT
+    win = min(rwnd >> window_scale(rwnd), 0xFFFF)
+    isn_s, isn_r = isn(f), receiver_isn(f)
+
+    def seq_bytes(segment: int) -> int:
+        return (isn_s + 1 + segment * mss) & 0xFFFFFFFF
+
+    def ticks(ns: int) -> int:
+        # TSval clock: 1 ms ticks from 1 at time 0; an engine TSecr of 0 means none yet (RFC 7323 §3.2).
+        return (1 + ns // TS_TICK_NS) & 0xFFFFFFFF
+
+    order, t = seen_rows(capture, point)
+    cols = {name: capture[name].to_numpy() for name in capture.columns}
+    payload = bytes(mss)
+    out: list[bytes] = []
+    for i in order:
+        kind = int(cols["kind"][i])
+        opts = b""
+        if timestamps:
+            ecr = int(cols["ts_ecr_ns"][i])
+            opts = _NOP + _NOP + struct.pack("!BBII", 8, 10, ticks(int(cols["ts_val_ns"][i])), ticks(ecr) if ecr else 0)
+        n_sack = int(cols["n_sack"][i])
+        if n_sack:
+            blocks = b"".join(
+                struct.pack("!II", seq_bytes(int(cols[f"sack_start_{k}"][i])), seq_bytes(int(cols[f"sack_end_{k}"][i])))
+                for k in range(n_sack)
+            )
+            opts += _NOP + _NOP + struct.pack("!BB", 5, 2 + 8 * n_sack) + blocks
+        if kind == _KIND_DATA:
+            tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq_bytes(int(cols["seq"][i])), ack=isn_r + 1, data=payload)
+            ip_src, ip_dst = src_ip, dst_ip
+        elif kind == _KIND_ACK:
+            tcp = dpkt.tcp.TCP(sport=dport, dport=sport, seq=isn_r + 1, ack=seq_bytes(int(cols["ack"][i])), data=b"")
+            ip_src, ip_dst = dst_ip, src_ip
+        else:  # pragma: no cover - resolve_flow admits TCP flows only
+            raise ValueError(f"packet kind {kind} is not TCP")
+        tcp.flags = _TH_ACK
+        tcp.win = win
+        tcp.opts = opts
+        tcp.off = (20 + len(opts)) // 4
+        ip = dpkt.ip.IP(src=ip_src, dst=ip_dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=len(out) & 0xFFFF, data=tcp)
+        ip.len = 20 + len(tcp)
+        raw = bytes(ip)  # dpkt fills in the IP and TCP checksums
+        size = int(cols["size_bytes"][i])
+        if len(raw) != size:
+            raise ValueError(f"built a {len(raw)}-byte packet for the engine's {size}-byte one (header_bytes {header})")
+        out.append(raw)
+    return out, t
+
+
+def write_pcap(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint, path: str | os.PathLike[str]) -> int:
+    """Write the packets seen at ``point`` to ``path`` (nanosecond libpcap, raw IPv4), atomically.
+    Returns the number of packets written."""
+    import dpkt
+
+    pkts, t = packets(scenario, capture, point)
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            writer = dpkt.pcap.Writer(fh, snaplen=65535, linktype=LINKTYPE_RAW, nano=True)
+            for raw, ns in zip(pkts, t.tolist()):
+                writer.writepkt_time(raw, ns / 1e9)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return len(pkts)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,215 @@
+"""pcap export: the engine's capture of one flow, written as IPv4/TCP and read back by tshark.
+
+The scenario loses segments 10 and 40–42 of flow1 to the engine's test hook (inside the sender,
+so they never reach a link) and 0.5 % of the forward bottleneck's packets at random; flow1 stops
+at 4 s and the run lasts 6 s, so every packet has drained. tshark must find the same packets,
+the same data/ACK split and the same retransmissions as the engine (docs/pcap.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tcplab
+from tcplab import pcap
+from tcplab.cli import main
+
+HOOK_DROPS = [10, 40, 41, 42]
+SCENARIO = f"""
+name = "lossy"
+duration = "6s"
+seed = 2
+window = "1s:6s"
+
+[topology]
+kind = "dumbbell"
+bottleneck = "20Mbps"
+rtt = "40ms"
+buffer = "0.5bdp"
+loss = 0.005
+
+[[flows]]
+variant = "sack"
+stop = "4s"
+drop_segments = {HOOK_DROPS}
+
+[[flows]]
+variant = "illinois"
+start = "1s"
+"""
+MSS = 1448
+
+
+@pytest.fixture(scope="module")
+def scenario_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pcap") / "lossy.toml"
+    path.write_text(SCENARIO)
+    return path
+
+
+def tshark(path: Path, *fields: str, where: str | None = None, prefs: tuple[str, ...] = ()) -> pd.DataFrame:
+    """``tshark -r path -T fields``: one row per frame (matching ``where``), one column per field."""
+    exe = shutil.which("tshark")
+    assert exe is not None, "tshark is not installed (make deps installs it)"
+    cmd = [exe, "-r", str(path), "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"]
+    for pref in prefs:
+        cmd += ["-o", pref]
+    if where:
+        cmd += ["-Y", where]
+    for f in ("frame.number", *fields):
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    rows = [line.split("|") for line in out.splitlines()]
+    return pd.DataFrame(rows, columns=["frame", *fields]).replace("", None)
+
+
+def frames(path: Path, where: str) -> set[int]:
+    return {int(f) for f in tshark(path, where=where)["frame"]}
+
+
+def capture(scenario_file: Path, at: str) -> tuple[tcplab.Result, pcap.CapturePoint, np.ndarray]:
+    s = tcplab.load_scenario(scenario_file)
+    point = pcap.capture_point(s, 0, at)
+    r = tcplab.simulate(s, capture=point.spec())
+    assert r.capture is not None
+    rows, _ = pcap.seen_rows(r.capture, point)
+    return r, point, rows
+
+
+def write(scenario_file: Path, at: str, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    path = out / f"at-{at}.pcap"
+    code = main(["sim", str(scenario_file), "-q", "--pcap", "flow1", "--pcap-at", at, "--pcap-file", str(path)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"wrote {path}" in err
+    return path
+
+
+def test_sender_capture_matches_the_engine(scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(scenario_file, "sender", tmp_path, capsys)
+    r, point, rows = capture(scenario_file, "sender")
+    assert point.links == (2, 3)  # sender1 → router1 and back
+    flow = r.flows.iloc[0]
+    assert flow.in_flight_pkts == 0 and flow.retrans_pkts > len(HOOK_DROPS)
+    cap = r.capture.iloc[rows].reset_index(drop=True)
+
+    t = tshark(path, "ip.src", "ip.dst", "tcp.srcport", "tcp.dstport", "tcp.len", "ip.len", "tcp.seq_raw", "tcp.ack_raw",
+               "tcp.options.timestamp.tsval", "tcp.options.timestamp.tsecr", "tcp.window_size_value")
+    # Every packet of the flow that crossed the sender's access link, in both directions.
+    assert len(t) == len(cap) == len(r.capture)
+    data = t["tcp.len"].astype(int) > 0
+    assert data.sum() == flow.sent_pkts - len(HOOK_DROPS)  # the hook drops inside the sender
+    assert (~data).sum() == (r.capture["link"] == 3).sum()
+    assert (data.to_numpy() == (cap["kind"] == 0).to_numpy()).all()
+    assert set(t.loc[data, "ip.src"]) == {"10.0.1.1"} and set(t.loc[data, "ip.dst"]) == {"10.1.1.1"}
+    assert set(t.loc[data, "tcp.srcport"]) == {"50000"} and set(t.loc[~data, "tcp.srcport"]) == {"5201"}
+    assert (t["ip.len"].astype(int).to_numpy() == cap["size_bytes"].to_numpy()).all()
+    assert set(t.loc[data, "tcp.len"].astype(int)) == {MSS}
+    # Sequence numbers in bytes from the fixed ISN; ACK numbers likewise.
+    isn = pcap.isn(0)
+    seq = t.loc[data, "tcp.seq_raw"].astype(int).to_numpy()
+    assert (seq == isn + 1 + cap.loc[data.to_numpy(), "seq"].to_numpy() * MSS).all()
+    ack = t.loc[~data, "tcp.ack_raw"].astype(int).to_numpy()
+    assert (ack == isn + 1 + cap.loc[~data.to_numpy(), "ack"].to_numpy() * MSS).all()
+    # Timestamps in 1 ms ticks from 1 at time 0; the window field scaled by 7 (6 MB rwnd).
+    tsval = t["tcp.options.timestamp.tsval"].astype(int).to_numpy()
+    assert (tsval == 1 + cap["ts_val_ns"].to_numpy() // 1_000_000).all()
+    assert t["tcp.options.timestamp.tsecr"].astype(int).iloc[-1] > 0
+    assert set(t["tcp.window_size_value"].astype(int)) == {6 * 2**20 >> 7}
+    scaled = tshark(path, "tcp.window_size", prefs=("tcp.default_window_scaling:7",))
+    assert set(scaled["tcp.window_size"].astype(int)) == {6 * 2**20}
+
+    # Retransmissions: tshark flags exactly the frames the engine marks, all as retransmissions
+    # (8 of them fast: sent within 20 ms of the duplicate ACKs asking for them).
+    engine = {k + 1 for k in np.flatnonzero(cap["retrans"].to_numpy() == 1)}
+    assert len(engine) == flow.retrans_pkts
+    assert frames(path, "tcp.analysis.retransmission") == engine
+    fast = frames(path, "tcp.analysis.fast_retransmission")
+    assert fast <= engine and len(fast) == 8
+    assert not frames(path, "tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order")
+    # The hook's drops leave two gaps in the sender's stream (10; 40–42): "previous segment not captured".
+    assert len(frames(path, "tcp.analysis.lost_segment")) == 2
+
+    # SACK blocks decode to the engine's, in bytes.
+    sack = tshark(path, "tcp.options.sack_le", "tcp.options.sack_re", where="tcp.options.sack_le",
+                  prefs=("tcp.relative_sequence_numbers:FALSE",))
+    with_sack = cap[cap["n_sack"] > 0]
+    assert len(sack) == len(with_sack) > 0
+    assert (sack["tcp.options.sack_le"].astype(int).to_numpy() == isn + 1 + with_sack["sack_start_0"].to_numpy() * MSS).all()
+    assert (sack["tcp.options.sack_re"].astype(int).to_numpy() == isn + 1 + with_sack["sack_end_0"].to_numpy() * MSS).all()
+    assert int(sack["tcp.options.sack_le"].iloc[0]) == isn + 1 + 11 * MSS  # above the hole at segment 10
+
+    # IP and TCP checksums are right where tshark is told to check them.
+    bad = tshark(path, prefs=("ip.check_checksum:TRUE", "tcp.check_checksum:TRUE"),
+                 where="ip.checksum.status != 1 || tcp.checksum.status != 1")
+    assert bad.empty
+
+
+@pytest.mark.parametrize("at", ["receiver", "0"])
+def test_other_points_see_the_same_retransmissions(at: str, scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(scenario_file, at, tmp_path, capsys)
+    r, point, rows = capture(scenario_file, at)
+    cap = r.capture.iloc[rows].reset_index(drop=True)
+    flow = r.flows.iloc[0]
+    t = tshark(path, "tcp.len")
+    data = (t["tcp.len"].astype(int) > 0).to_numpy()
+    assert len(t) == len(cap)
+    if at == "receiver":
+        # What the hook, the queues or the bottleneck's loss model drop never reaches the receiver.
+        assert data.sum() == flow.delivered_pkts == flow.sent_pkts - flow.dropped_pkts
+    else:
+        # A tap at the bottleneck's sending end sees even the packets the link then loses; no ACKs.
+        assert data.all() and len(t) == flow.sent_pkts - len(HOOK_DROPS)
+        lost = r.capture["lost"].sum()
+        assert 0 < lost <= r.queues.loc[0, "random_loss_pkts"]  # flow2 shares the bottleneck from 1 s
+    # tshark classifies each retransmitted segment as a retransmission, or as out-of-order when it
+    # follows the highest segment within 3 ms without duplicate ACKs in view: together, exactly
+    # the engine's retransmissions.
+    engine = {k + 1 for k in np.flatnonzero(cap["retrans"].to_numpy() == 1)}
+    assert len(engine) == flow.retrans_pkts
+    flagged = frames(path, "tcp.analysis.retransmission || tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order")
+    assert flagged == engine
+    if at == "0":
+        assert frames(path, "tcp.analysis.out_of_order")  # no ACK direction on a one-way link
+
+
+def test_default_file_name_and_flow_index(scenario_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["sim", str(scenario_file), "-q", "--pcap", "1"]) == 0
+    assert (tmp_path / "lossy-flow1.pcap").stat().st_size > 0
+    assert main(["sim", str(scenario_file), "-q", "--pcap", "flow2"]) == 0
+    assert len(tshark(tmp_path / "lossy-flow2.pcap", where="ip.src == 10.0.2.1 && tcp.len > 0")) > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lossy-flow1.pcap", "lossy-flow2.pcap"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--pcap", "flow3"], "tcplab: error: --pcap = 'flow3': expected a flow name (flow1, flow2) or its 1-based index (1 to 2)"),
+        (["--pcap", "0"], "tcplab: error: --pcap = '0': expected a flow name (flow1, flow2) or its 1-based index (1 to 2)"),
+        (["--pcap", "flow1", "--pcap-at", "router"], "tcplab: error: --pcap-at = 'router': expected sender, receiver or a link id from 0 to 9"),
+        (["--pcap-at", "receiver"], "tcplab: error: --pcap: missing; expected a flow to capture with --pcap FLOW when --pcap-at or --pcap-file is given"),
+    ],
+)
+def test_bad_pcap_arguments(argv: list[str], message: str, scenario_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = main(["sim", str(scenario_file), "-q", *argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip() == message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_udp_flow_is_refused(tmp_path: Path) -> None:
+    s = tcplab.Scenario.model_validate(
+        {"name": "u", "duration": "1s", "topology": {"kind": "dumbbell", "bottleneck": "10Mbps", "rtt": "20ms"},
+         "flows": [{"kind": "cbr", "rate": "1Mbps"}]}
+    )
+    with pytest.raises(tcplab.ScenarioError, match="a TCP flow"):
+        pcap.resolve_flow(s, "flow1")
