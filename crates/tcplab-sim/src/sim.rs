@@ -147,7 +147,10 @@ impl Simulation {
             }
             let id = FlowId(i as u32);
             let ends = match f {
-                FlowSpec::Tcp(t) => Endpoints::Tcp { sender: TcpSender::new(id, d, t), receiver: TcpReceiver::new(id, s, t) },
+                FlowSpec::Tcp(t) => Endpoints::Tcp {
+                    sender: TcpSender::new(id, d, t, Rng::stream(spec.seed, Stream::CongestionControl, i as u32)),
+                    receiver: TcpReceiver::new(id, s, t),
+                },
                 FlowSpec::Cbr(c) => Endpoints::Cbr { source: CbrSource::new(id, d, c), sink: CbrSink::default() },
             };
             let (start, stop) = f.start_stop();
@@ -219,6 +222,7 @@ impl Simulation {
             },
             Event::Rto(f, gen) => self.timer_fired(f, gen, TimerKind::Rto),
             Event::DelAck(f, gen) => self.timer_fired(f, gen, TimerKind::DelAck),
+            Event::Pace(f, gen) => self.timer_fired(f, gen, TimerKind::Pace),
             Event::CbrSend(f) => self.cbr_send(f),
             Event::Tick => self.tick(),
         }
@@ -389,13 +393,14 @@ impl Simulation {
         match (&mut self.flows[f.idx()].ends, kind) {
             (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => Some(&mut sender.rto_timer),
             (Endpoints::Tcp { receiver, .. }, TimerKind::DelAck) => Some(&mut receiver.delack_timer),
+            (Endpoints::Tcp { sender, .. }, TimerKind::Pace) => Some(&mut sender.pace_timer),
             _ => None,
         }
     }
 
     /// Keep one event pending per armed timer, no later than its deadline.
     fn sync_timers(&mut self, f: FlowId) {
-        for kind in [TimerKind::Rto, TimerKind::DelAck] {
+        for kind in [TimerKind::Rto, TimerKind::DelAck, TimerKind::Pace] {
             let Some(slot) = self.timer_slot(f, kind) else { continue };
             let Some(deadline) = slot.deadline else { continue };
             if slot.pending_at.is_some_and(|p| p <= deadline) {
@@ -406,6 +411,7 @@ impl Simulation {
             let ev = match kind {
                 TimerKind::Rto => Event::Rto(f, slot.gen),
                 TimerKind::DelAck => Event::DelAck(f, slot.gen),
+                TimerKind::Pace => Event::Pace(f, slot.gen),
             };
             self.events.push(deadline, ev);
         }
@@ -436,6 +442,10 @@ impl Simulation {
             (Endpoints::Tcp { receiver, .. }, TimerKind::DelAck) => {
                 receiver.on_delack(now, &mut out);
                 flow.dst
+            }
+            (Endpoints::Tcp { sender, .. }, TimerKind::Pace) => {
+                sender.on_pace(now, &mut out);
+                flow.src
             }
             _ => unreachable!(),
         };
@@ -588,4 +598,5 @@ impl Simulation {
 enum TimerKind {
     Rto,
     DelAck,
+    Pace,
 }
