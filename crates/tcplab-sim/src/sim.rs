@@ -258,7 +258,9 @@ impl Simulation {
 
     fn start_tx(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
-        let done = self.now + tx_time_ns(pkt.size_bytes, link.rate_bps);
+        // A paced segment does not leave its host before its departure time (its TSval; earlier
+        // than now for every other packet): earliest-departure-time pacing, as Linux with fq.
+        let done = self.now.max(pkt.ts_val_ns) + tx_time_ns(pkt.size_bytes, link.rate_bps);
         link.in_tx = Some(pkt);
         self.transmissions += 1;
         self.events.push(done, Event::TxDone(l));

@@ -14,9 +14,13 @@
 //! change of recovery above and hands it each ACK's delivery-rate sample (`rate.rs`), as Linux
 //! `tcp_cong_control` does.
 //!
-//! Pacing (Linux's internal pacing, `tcp_update_skb_after_send` / `tcp_pacing_check`): each
-//! transmission moves the earliest departure time `wstamp_ns` on by the segment's time at the
-//! pacing rate; while it lies in the future the sender stops and arms its pacing timer.
+//! Pacing, as Linux's earliest-departure-time model (`tcp_update_skb_after_send`, the fq
+//! qdisc): each segment is stamped with its departure time `wstamp_ns` (its TSval and send time),
+//! and each transmission moves `wstamp_ns` on by the segment's time at the pacing rate. The first
+//! link holds a segment until its stamp. The sender may run up to [`EDT_HORIZON_NS`] ahead
+//! (Linux's TCP Small Queues let about 1 ms of data wait below TCP); beyond that it stops and
+//! arms its pacing timer for the held segment's departure time — at most one event per
+//! millisecond of data rather than one per segment.
 //!
 //! Sequence numbers count whole segments (all data segments are full-sized). Deviations from
 //! Linux are listed in `docs/tcp.md`.
@@ -39,6 +43,10 @@ const DUPTHRESH: u32 = 3;
 /// rate is this share of cwnd·mss/srtt in slow start / congestion avoidance.
 const PACING_SS_RATIO_PCT: u64 = 200;
 const PACING_CA_RATIO_PCT: u64 = 120;
+/// How far ahead of its departure time a paced segment may be handed to the host: 2^-10 s, the
+/// data Linux's TCP Small Queues allow below TCP at `sk_pacing_shift` 10 (`tcp_small_queue_check`).
+pub const EDT_HORIZON_NS: Nanos = NS_PER_SEC >> 10;
+
 /// Linux paces only once this many data segments have gone out (`data_segs_out >= 10` in
 /// `tcp_update_skb_after_send`): the initial window leaves at once.
 const PACING_AFTER_SEGS: u64 = 10;
@@ -194,21 +202,23 @@ impl TcpSender {
     }
 
     fn transmit(&mut self, seq: u32, retrans: bool, now: Nanos, out: &mut Vec<Packet>) {
+        // Departure time: now, or the pacing slot (Linux stamps `skb_mstamp_ns` with it).
+        let depart = if self.paced { self.tp.wstamp_ns.max(now) } else { now };
         let mut p = Packet::new(self.flow, self.dst, Kind::Data, self.data_bytes);
         p.seq = seq;
         p.retrans = retrans;
-        p.ts_val_ns = now;
+        p.ts_val_ns = depart;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += self.data_bytes as u64;
-        let tx = rate::on_send(&mut self.tp, self.sb.packets_out(), now);
+        let tx = rate::on_send(&mut self.tp, self.sb.packets_out(), depart);
         if retrans {
             self.stats.retrans_pkts += 1;
-            self.sb.on_retransmit(seq, now, tx);
+            self.sb.on_retransmit(seq, depart, tx);
         } else {
-            self.sb.push(now, tx);
+            self.sb.push(depart, tx);
         }
         if self.paced {
-            self.pace_after_send(now);
+            self.pace_after_send(depart);
         }
         if self.tp.ca_state == CaState::Recovery {
             self.prr_out += 1;
@@ -227,14 +237,16 @@ impl TcpSender {
     /// Linux `tcp_update_skb_after_send`: the next segment may leave one segment-time at the
     /// pacing rate after this one, less up to half of that for time the sender sat idle past
     /// its slot (Linux's allowance for timer jitter).
-    fn pace_after_send(&mut self, now: Nanos) {
+    fn pace_after_send(&mut self, depart: Nanos) {
         let prior = self.tp.wstamp_ns;
-        self.tp.wstamp_ns = self.tp.wstamp_ns.max(now);
+        self.tp.wstamp_ns = depart;
         let rate = self.tp.pacing_rate_bps;
         if rate == 0 || rate == u64::MAX || self.stats.sent_pkts < PACING_AFTER_SEGS {
             return;
         }
-        let len_ns = self.data_bytes as u64 * 8 * NS_PER_SEC / rate;
+        // Payload bytes: Linux paces TSO bursts of up to 64 KB, whose headers are negligible,
+        // and its pacing rates count payload (mss · segments / time).
+        let len_ns = self.mss_bytes as u64 * 8 * NS_PER_SEC / rate;
         let credit = self.tp.wstamp_ns - prior;
         self.tp.wstamp_ns += len_ns - (len_ns / 2).min(credit);
     }
@@ -269,8 +281,10 @@ impl TcpSender {
                 }
                 return;
             }
-            // Linux `tcp_pacing_check`: hold the segment until its departure time.
-            if self.paced && self.tp.wstamp_ns > now {
+            // Linux `tcp_pacing_check` / TCP Small Queues: wait while the next departure time is
+            // more than the horizon ahead. The timer fires when that segment is due: what the
+            // sender handed down has left by then, and it hands down the next horizon's worth.
+            if self.paced && self.tp.wstamp_ns > now + EDT_HORIZON_NS {
                 self.pace_timer.deadline = Some(self.tp.wstamp_ns);
                 return;
             }
