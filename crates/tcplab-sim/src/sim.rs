@@ -402,8 +402,13 @@ impl Simulation {
 
     /// Keep one event pending per armed timer, no later than its deadline.
     fn sync_timers(&mut self, f: FlowId) {
-        for kind in [TimerKind::Rto, TimerKind::DelAck, TimerKind::Pace] {
-            let Some(slot) = self.timer_slot(f, kind) else { continue };
+        let Endpoints::Tcp { sender, receiver } = &mut self.flows[f.idx()].ends else { return };
+        let slots = [
+            (TimerKind::Rto, &mut sender.rto_timer),
+            (TimerKind::DelAck, &mut receiver.delack_timer),
+            (TimerKind::Pace, &mut sender.pace_timer),
+        ];
+        for (kind, slot) in slots {
             let Some(deadline) = slot.deadline else { continue };
             if slot.pending_at.is_some_and(|p| p <= deadline) {
                 continue;

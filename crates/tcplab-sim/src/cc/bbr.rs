@@ -232,6 +232,8 @@ pub struct Bbr {
     prior_cwnd: u32,
     /// Pacing rate, bytes/s (Linux `sk_pacing_rate`); the view gets it in bit/s.
     pacing_rate_bytes_ps: u64,
+    /// `bbr_tso_segs_goal` for the current pacing rate (recomputed when the rate changes).
+    tso_segs_goal: u32,
     ack_epoch_mstamp_us: u64,
     ack_epoch_acked: u32,
     extra_acked: [u32; 2],
@@ -284,6 +286,7 @@ impl Bbr {
             has_seen_rtt: false,
             prior_cwnd: 0,
             pacing_rate_bytes_ps: 0,
+            tso_segs_goal: 1,
             ack_epoch_mstamp_us: 0,
             ack_epoch_acked: 0,
             extra_acked: [0; 2],
@@ -327,8 +330,9 @@ impl Bbr {
         self.rate_bytes_per_sec(tp, bw as u64, gain)
     }
 
-    fn publish_pacing_rate(&self, tp: &mut TcpCcView) {
+    fn publish_pacing_rate(&mut self, tp: &mut TcpCcView) {
         tp.pacing_rate_bps = self.pacing_rate_bytes_ps.saturating_mul(8).max(1);
+        self.tso_segs_goal = self.compute_tso_segs_goal(tp);
     }
 
     /// Linux `bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / RTT (nominal 1 ms before one).
@@ -352,12 +356,17 @@ impl Bbr {
         }
         if self.full_bw_reached || rate > self.pacing_rate_bytes_ps {
             self.pacing_rate_bytes_ps = rate;
+            self.publish_pacing_rate(tp);
         }
-        self.publish_pacing_rate(tp);
+    }
+
+    /// Linux `bbr_tso_segs_goal` for the current pacing rate.
+    fn tso_segs_goal(&self, _tp: &TcpCcView) -> u32 {
+        self.tso_segs_goal
     }
 
     /// Linux `bbr_tso_segs_goal` (see the deviations above).
-    fn tso_segs_goal(&self, tp: &TcpCcView) -> u32 {
+    fn compute_tso_segs_goal(&self, tp: &TcpCcView) -> u32 {
         let min_segs = if self.pacing_rate_bytes_ps < MIN_TSO_RATE_BPS >> 3 { 1 } else { 2 };
         let bytes = (self.pacing_rate_bytes_ps >> PACING_SHIFT).min(TSO_MAX_BYTES);
         ((bytes / tp.mss_bytes as u64) as u32).max(min_segs).min(0x7f)
@@ -999,7 +1008,7 @@ mod tests {
         assert!((11_940_000..11_950_000).contains(&r), "{r}");
         b.pacing_rate_bytes_ps = r;
         // TSO goal: r >> 10 = 11,666 B → 8 segments.
-        assert_eq!(b.tso_segs_goal(&tp), 8);
+        assert_eq!(b.compute_tso_segs_goal(&tp), 8);
     }
 
     fn invalid() -> RateSample {
