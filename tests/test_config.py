@@ -31,6 +31,7 @@ LINUX_TCP = {
     "min_rto_ns": 200 * MS,
     "initial_rto_ns": S,
     "max_rto_ns": 120 * S,
+    "pacing": False,
     "drop_segments": [],
 }
 
@@ -158,6 +159,15 @@ def test_tcp_defaults_and_per_flow_overrides(reference_data: dict) -> None:
     # Without timestamps the header is 40 B and the MSS of a 1500 B MTU is 1460 B.
     assert (flows[0]["header_bytes"], flows[0]["mss_bytes"]) == (52, 1448)
     assert (flows[1]["header_bytes"], flows[1]["mss_bytes"]) == (40, 1460)
+
+
+def test_pacing_is_a_tcp_setting_lowered_to_the_spec(reference_data: dict) -> None:
+    data = {**reference_data, "tcp": {"pacing": True}}
+    data["flows"] = [{"variant": "sack"}, {"variant": "sack", "start": "60s", "pacing": False}, {"variant": "bbr"}]
+    flows = Scenario.model_validate(data).to_engine_spec()["flows"]
+    assert [f["pacing"] for f in flows] == [True, False, True]
+    # BBR runs Linux-like: SACK recovery (its cong_control owns cwnd, so PRR is moot).
+    assert (flows[2]["cc"], flows[2]["recovery"], flows[2]["sack"]) == ("bbr", "sack", True)
 
 
 def test_sack_and_prr_overrides(reference_data: dict) -> None:

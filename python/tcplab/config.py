@@ -378,6 +378,7 @@ class TcpSettings(_Model):
     min_rto: PositiveTime = Field(Time(200_000_000), description="minimum retransmission timeout")
     initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
     max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
+    pacing: bool = Field(False, description="pace segments at Linux's default rate (BBR always paces)")
 
     @property
     def header_bytes(self) -> int:
@@ -758,6 +759,7 @@ class Scenario(_Model):
             "min_rto_ns": tcp.min_rto.ns,
             "initial_rto_ns": tcp.initial_rto.ns,
             "max_rto_ns": tcp.max_rto.ns,
+            "pacing": tcp.pacing,
             "drop_segments": list(flow.drop_segments),
         }
 

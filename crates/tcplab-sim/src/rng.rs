@@ -1,5 +1,5 @@
 //! Seeded random streams. One master seed; every consumer (a flow's start jitter, a link's loss
-//! model, a host's processing jitter) gets its own stream derived from (seed, kind, id), so adding
+//! model, a host's processing jitter, a flow's congestion control) gets its own stream derived from (seed, kind, id), so adding
 //! a flow does not shift another flow's randomness.
 
 /// The kinds of random stream. The discriminant is mixed into the stream's seed.
@@ -9,6 +9,8 @@ pub enum Stream {
     FlowStart = 1,
     LinkLoss = 2,
     HostJitter = 3,
+    /// A flow's congestion control (BBR's random start phase of the gain cycle).
+    CongestionControl = 4,
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, passes BigCrush; enough for jitter and loss.

@@ -153,7 +153,10 @@ impl Simulation {
             }
             let id = FlowId(i as u32);
             let ends = match f {
-                FlowSpec::Tcp(t) => Endpoints::Tcp { sender: TcpSender::new(id, d, t), receiver: TcpReceiver::new(id, s, t) },
+                FlowSpec::Tcp(t) => Endpoints::Tcp {
+                    sender: TcpSender::new(id, d, t, Rng::stream(spec.seed, Stream::CongestionControl, i as u32)),
+                    receiver: TcpReceiver::new(id, s, t),
+                },
                 FlowSpec::Cbr(c) => Endpoints::Cbr { source: CbrSource::new(id, d, c), sink: CbrSink::default() },
                 FlowSpec::Dccp(c) => Endpoints::Dccp { sender: Ccid2Sender::new(id, d, c), receiver: DccpReceiver::new(id, s, c) },
             };
@@ -229,6 +232,7 @@ impl Simulation {
             },
             Event::Rto(f, gen) => self.timer_fired(f, gen, TimerKind::Rto),
             Event::DelAck(f, gen) => self.timer_fired(f, gen, TimerKind::DelAck),
+            Event::Pace(f, gen) => self.timer_fired(f, gen, TimerKind::Pace),
             Event::CbrSend(f) => self.cbr_send(f),
             Event::Tick => self.tick(),
         }
@@ -264,7 +268,9 @@ impl Simulation {
 
     fn start_tx(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
-        let done = self.now + tx_time_ns(pkt.size_bytes, link.rate_bps);
+        // A paced segment does not leave its host before its departure time (its TSval; earlier
+        // than now for every other packet): earliest-departure-time pacing, as Linux with fq.
+        let done = self.now.max(pkt.ts_val_ns) + tx_time_ns(pkt.size_bytes, link.rate_bps);
         link.in_tx = Some(pkt);
         self.transmissions += 1;
         self.events.push(done, Event::TxDone(l));
@@ -407,14 +413,20 @@ impl Simulation {
             (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => Some(&mut sender.rto_timer),
             (Endpoints::Tcp { receiver, .. }, TimerKind::DelAck) => Some(&mut receiver.delack_timer),
             (Endpoints::Dccp { sender, .. }, TimerKind::Rto) => Some(&mut sender.rto_timer),
+            (Endpoints::Tcp { sender, .. }, TimerKind::Pace) => Some(&mut sender.pace_timer),
             _ => None,
         }
     }
 
     /// Keep one event pending per armed timer, no later than its deadline.
     fn sync_timers(&mut self, f: FlowId) {
-        for kind in [TimerKind::Rto, TimerKind::DelAck] {
-            let Some(slot) = self.timer_slot(f, kind) else { continue };
+        let Endpoints::Tcp { sender, receiver } = &mut self.flows[f.idx()].ends else { return };
+        let slots = [
+            (TimerKind::Rto, &mut sender.rto_timer),
+            (TimerKind::DelAck, &mut receiver.delack_timer),
+            (TimerKind::Pace, &mut sender.pace_timer),
+        ];
+        for (kind, slot) in slots {
             let Some(deadline) = slot.deadline else { continue };
             if slot.pending_at.is_some_and(|p| p <= deadline) {
                 continue;
@@ -424,6 +436,7 @@ impl Simulation {
             let ev = match kind {
                 TimerKind::Rto => Event::Rto(f, slot.gen),
                 TimerKind::DelAck => Event::DelAck(f, slot.gen),
+                TimerKind::Pace => Event::Pace(f, slot.gen),
             };
             self.events.push(deadline, ev);
         }
@@ -457,6 +470,10 @@ impl Simulation {
             }
             (Endpoints::Dccp { sender, .. }, TimerKind::Rto) => {
                 sender.on_rto(now, &mut out);
+                flow.src
+            }
+            (Endpoints::Tcp { sender, .. }, TimerKind::Pace) => {
+                sender.on_pace(now, &mut out);
                 flow.src
             }
             _ => unreachable!(),
@@ -623,4 +640,5 @@ impl Simulation {
 enum TimerKind {
     Rto,
     DelAck,
+    Pace,
 }

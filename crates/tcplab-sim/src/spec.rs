@@ -203,6 +203,10 @@ pub struct TcpSpec {
     pub initial_rto_ns: Nanos,
     #[serde(default = "default_max_rto")]
     pub max_rto_ns: Nanos,
+    /// Pace segments (Linux internal TCP pacing). Algorithms that pace by design (BBR) always do;
+    /// the others then pace at Linux's default rate (`tcp_update_pacing_rate`).
+    #[serde(default)]
+    pub pacing: bool,
     /// Test hook: the first transmission of each of these segments (0-based) is dropped.
     #[serde(default)]
     pub drop_segments: Vec<u32>,

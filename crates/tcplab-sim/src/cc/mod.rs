@@ -2,12 +2,14 @@
 //! hook, so that `cc/<name>.rs` reads beside `net/ipv4/tcp_<name>.c`.
 //!
 //! An algorithm sees a narrow view of the connection ([`TcpCcView`]: cwnd, its counter, ssthresh,
-//! in-flight, MSS, RTT) — never the socket, the queue or the scheduler. Windows are in segments,
+//! in-flight, MSS, RTT, delivery counters, pacing rate) and, per ACK, a delivery-rate sample
+//! ([`RateSample`]) — never the socket, the queue or the scheduler. Windows are in segments,
 //! like Linux's `snd_cwnd`. Loss recovery (Tahoe, Reno, NewReno, SACK/PRR) lives in the sender and
 //! is chosen separately.
 //!
 //! Dispatch is an enum ([`Cc`]) so the per-ACK path has no dynamic dispatch.
 
+mod bbr;
 mod bic;
 mod compound;
 mod cubic;
@@ -25,6 +27,7 @@ pub mod veno;
 pub mod westwood;
 pub mod yeah;
 
+pub use bbr::Bbr;
 pub use bic::Bic;
 pub use compound::Compound;
 pub use cubic::Cubic;
@@ -44,6 +47,7 @@ pub use yeah::Yeah;
 use std::collections::BTreeMap;
 
 use crate::error::SpecError;
+use crate::rng::Rng;
 use crate::time::Nanos;
 
 /// Linux's `TCP_INFINITE_SSTHRESH`.
@@ -195,6 +199,15 @@ pub const ALGORITHMS: &[Algorithm] = &[
         params: hybla::PARAMS,
         build: |v| Cc::Hybla(Hybla::new(v)),
     },
+    Algorithm {
+        name: "bbr",
+        aliases: &["bbr1", "bbrv1"],
+        about: "BBR v1: paces at the estimated bottleneck bandwidth, cwnd 2 BDP; probes bw and min RTT",
+        reference: "Cardwell et al., BBR: Congestion-Based Congestion Control, ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00",
+        linux: "net/ipv4/tcp_bbr.c",
+        params: bbr::PARAMS,
+        build: |v| Cc::Bbr(Box::new(Bbr::new(v))),
+    },
 ];
 
 /// Parameter profiles: older kernels' defaults, so the papers' configuration can be reproduced.
@@ -266,7 +279,9 @@ pub struct TcpCcView {
     pub snd_cwnd_clamp: u32,
     /// cwnd before the last reduction, for undo.
     pub prior_cwnd: u32,
-    /// Segments in flight when the ACK arrived (Linux `prior_in_flight`).
+    /// For `cong_avoid`: segments in flight when the ACK arrived (Linux `prior_in_flight`); for
+    /// `cong_control`: in flight after it (Linux `tcp_packets_in_flight`; the sample carries
+    /// `prior_in_flight`).
     pub packets_in_flight: u32,
     /// Whether the sender used its window (Linux `tcp_is_cwnd_limited`).
     pub is_cwnd_limited: bool,
@@ -286,6 +301,23 @@ pub struct TcpCcView {
     pub rcv_tsval_ns: Nanos,
     /// RFC 7323 TSecr of the last ACK (Linux `rx_opt.rcv_tsecr`), ns; 0 without timestamps.
     pub rcv_tsecr_ns: Nanos,
+    /// Segments delivered (cumulatively ACKed or SACKed) so far (Linux `tp->delivered`).
+    pub delivered: u32,
+    /// When `delivered` last grew, ns (Linux `delivered_mstamp`).
+    pub delivered_ns: Nanos,
+    /// Send time of the segment that ends the current sampling interval, ns (Linux
+    /// `first_tx_mstamp`).
+    pub first_tx_ns: Nanos,
+    /// 0, or `delivered` + in-flight when the sender last ran out of data: samples of segments
+    /// sent before that many are delivered are application-limited (Linux `tp->app_limited`).
+    pub app_limited: u32,
+    /// Segments marked lost so far (Linux `tp->lost`).
+    pub lost: u32,
+    /// Departure time of the next segment under pacing, ns (Linux `tcp_wstamp_ns`).
+    pub wstamp_ns: Nanos,
+    /// Pacing rate, bit/s; 0 = not paced (Linux `sk_pacing_rate`, which counts bytes/s). The
+    /// sender paces when the scenario asks for it or the algorithm sets a rate in `init`.
+    pub pacing_rate_bps: u64,
 }
 
 impl TcpCcView {
@@ -307,6 +339,13 @@ impl TcpCcView {
             now_ns: 0,
             rcv_tsval_ns: 0,
             rcv_tsecr_ns: 0,
+            delivered: 0,
+            delivered_ns: 0,
+            first_tx_ns: 0,
+            app_limited: 0,
+            lost: 0,
+            wstamp_ns: 0,
+            pacing_rate_bps: 0,
         }
     }
 
@@ -326,6 +365,45 @@ pub struct AckSample {
     pub rtt_ns: Option<Nanos>,
     /// Segments in flight before the ACK.
     pub in_flight: u32,
+}
+
+/// One ACK's delivery-rate sample (Linux `struct rate_sample`, include/net/tcp.h;
+/// draft-cheng-iccrg-delivery-rate-estimation §3): `delivered` segments over `interval_ns`.
+/// `delivered` and `interval_ns` are −1 when the ACK gives no valid sample (as in Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSample {
+    /// `tp.delivered` when the newest delivered segment was sent.
+    pub prior_delivered: u32,
+    /// `tp.delivered_ns` when the newest delivered segment was sent, ns.
+    pub prior_ns: Nanos,
+    /// Segments delivered over the interval; −1 if no sample.
+    pub delivered: i64,
+    /// max(send interval, ACK interval), ns; −1 if no valid sample.
+    pub interval_ns: i64,
+    /// Send phase: first to last transmission of the sampled flight, ns.
+    pub snd_interval_ns: i64,
+    /// ACK phase: `prior_ns` to now, ns.
+    pub rcv_interval_ns: i64,
+    /// RTT of the newest segment this ACK delivered (never a retransmitted one), ns; −1 if none.
+    pub rtt_ns: i64,
+    /// Segments lost (newly marked) by this ACK.
+    pub losses: u32,
+    /// Segments newly ACKed or SACKed by this ACK.
+    pub acked_sacked: u32,
+    /// In-flight before the ACK (Linux `prior_in_flight`).
+    pub prior_in_flight: u32,
+    /// The sampled flight was sent while the application had nothing more to send.
+    pub is_app_limited: bool,
+    /// The newest delivered segment had been retransmitted.
+    pub is_retrans: bool,
+}
+
+impl RateSample {
+    /// The sample as a delivery rate, bit/s of `mss_bytes`-segments; `None` if invalid.
+    pub fn delivery_rate_bps(&self, mss_bytes: u32) -> Option<u64> {
+        (self.delivered >= 0 && self.interval_ns > 0)
+            .then(|| (self.delivered as u128 * mss_bytes as u128 * 8 * 1_000_000_000 / self.interval_ns as u128) as u64)
+    }
 }
 
 /// Linux's `struct tcp_congestion_ops`, minus the bookkeeping fields.
@@ -349,6 +427,14 @@ pub trait CongestionOps {
     /// Every ACK that acknowledges something, with its RTT sample. May write the window, as
     /// Linux's may (TCP-LP cuts cwnd here on early congestion).
     fn pkts_acked(&mut self, _tp: &mut TcpCcView, _sample: &AckSample) {}
+    /// Whether the algorithm has `cong_control`. Linux `tcp_cong_control`: when it does, it is
+    /// called on every ACK instead of `cong_avoid`, and the sender leaves cwnd alone in recovery
+    /// (no PRR, no fast-recovery inflation, no cwnd = ssthresh on exit).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    /// Set cwnd and the pacing rate from the ACK's delivery-rate sample (e.g. BBR).
+    fn cong_control(&mut self, _tp: &mut TcpCcView, _rs: &RateSample) {}
 }
 
 /// Every congestion control, dispatched by `match`. States are held inline (the largest,
@@ -370,6 +456,8 @@ pub enum Cc {
     Yeah(Yeah),
     Lp(Lp),
     Hybla(Hybla),
+    /// Boxed: BBR's state is several times the size of the classic algorithms'.
+    Bbr(Box<Bbr>),
 }
 
 impl Cc {
@@ -386,6 +474,13 @@ impl Cc {
             PROFILES.iter().filter(|p| p.0 == profile && p.1 == alg.name).map(|p| (p.2, p.3)).collect();
         let values = ParamValues::resolve(alg.params, &overrides, params, &format!("{field}.cc_params"))?;
         Ok((alg.build)(&values))
+    }
+
+    /// Hand the algorithm its random stream (Linux's `get_random_u32`), for those that draw.
+    pub fn seed_rng(&mut self, rng: Rng) {
+        if let Cc::Bbr(b) = self {
+            b.rng = rng;
+        }
     }
 }
 
@@ -406,6 +501,7 @@ macro_rules! dispatch {
             Cc::Yeah($c) => $e,
             Cc::Lp($c) => $e,
             Cc::Hybla($c) => $e,
+            Cc::Bbr($c) => $e,
         }
     };
 }
@@ -438,6 +534,14 @@ impl CongestionOps for Cc {
     #[inline]
     fn pkts_acked(&mut self, tp: &mut TcpCcView, sample: &AckSample) {
         dispatch!(self, c => c.pkts_acked(tp, sample))
+    }
+    #[inline]
+    fn has_cong_control(&self) -> bool {
+        dispatch!(self, c => c.has_cong_control())
+    }
+    #[inline]
+    fn cong_control(&mut self, tp: &mut TcpCcView, rs: &RateSample) {
+        dispatch!(self, c => c.cong_control(tp, rs))
     }
 }
 

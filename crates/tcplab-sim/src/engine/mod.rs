@@ -20,6 +20,8 @@ pub enum Event {
     FlowStop(FlowId),
     Rto(FlowId, u32),
     DelAck(FlowId, u32),
+    /// A paced sender's next departure time.
+    Pace(FlowId, u32),
     CbrSend(FlowId),
     /// End of a measurement interval.
     Tick,

@@ -1,5 +1,6 @@
 //! TCP: a bulk sender (infinite backlog, like iperf) and its receiver, in segment units.
 
+pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;

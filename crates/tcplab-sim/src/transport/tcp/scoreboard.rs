@@ -3,9 +3,13 @@
 //!
 //! In-flight follows Linux `tcp_packets_in_flight`: packets_out − (sacked_out + lost_out) +
 //! retrans_out — RFC 6675's "pipe".
+//!
+//! Each segment also carries its delivery-rate snapshot ([`TxRate`], `rate.rs`); ACK and SACK
+//! processing feed the delivered segments to [`RateAcc`] (Linux `tcp_rate_skb_delivered`).
 
 use std::collections::VecDeque;
 
+use super::rate::{RateAcc, TxRate};
 use crate::time::Nanos;
 
 const SACKED: u8 = 1;
@@ -14,11 +18,16 @@ const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 /// Retransmitted at least once (Karn: no RTT sample from it).
 const EVER_RETRANS: u8 = 8;
+/// Counted for delivery rate when SACKed: the cumulative ACK skips it (Linux zeroes
+/// `tx.delivered_mstamp`).
+const RATE_DONE: u8 = 16;
 
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     flags: u8,
+    /// Latest transmission, ns.
     xmit_ns: Nanos,
+    tx: TxRate,
 }
 
 /// What a cumulative ACK removed from the scoreboard.
@@ -51,6 +60,10 @@ pub struct Scoreboard {
     pub high_sacked: u32,
     /// Blocks marked by the previous ACK: a repeated block is only scanned where it grew.
     last_blocks: [(u32, u32); 4],
+    /// Segments ever marked lost (Linux `tp->lost`).
+    pub lost_total: u32,
+    /// The current ACK's delivery-rate accumulator; the sender resets it before each ACK.
+    pub rate: RateAcc,
 }
 
 impl Scoreboard {
@@ -65,6 +78,8 @@ impl Scoreboard {
             retx_hint: 0,
             high_sacked: 0,
             last_blocks: [(0, 0); 4],
+            lost_total: 0,
+            rate: RateAcc::default(),
         }
     }
 
@@ -85,10 +100,15 @@ impl Scoreboard {
         self.packets_out() + self.retrans_out - self.sacked_out - self.lost_out
     }
 
-    /// A new segment (number una + packets_out) was sent at `now`.
+    /// A new segment (number una + packets_out) was sent at `now` with rate snapshot `tx`.
     #[inline]
-    pub fn push(&mut self, now_ns: Nanos) {
-        self.segs.push_back(Seg { flags: 0, xmit_ns: now_ns });
+    pub fn push(&mut self, now_ns: Nanos, tx: TxRate) {
+        self.segs.push_back(Seg { flags: 0, xmit_ns: now_ns, tx });
+    }
+
+    /// The rate snapshot of outstanding segment `seq`.
+    pub fn tx_rate(&self, seq: u32) -> Option<TxRate> {
+        self.segs.get(seq.wrapping_sub(self.una) as usize).map(|s| s.tx)
     }
 
     #[inline]
@@ -106,6 +126,9 @@ impl Scoreboard {
         let mut out = Acked::default();
         while self.una < ack {
             let Some(s) = self.segs.pop_front() else { break };
+            if s.flags & RATE_DONE == 0 {
+                self.rate.delivered(self.una, s.xmit_ns, &s.tx, s.flags & EVER_RETRANS != 0);
+            }
             self.una += 1;
             out.segs += 1;
             if s.flags & SACKED != 0 {
@@ -149,15 +172,21 @@ impl Scoreboard {
         }
         let mut newly = 0;
         let (mut lost, mut retrans) = (0, 0);
-        for seq in s..e {
-            let seg = self.seg_mut(seq).expect("in window");
+        let range = if e > s { (s - self.una) as usize..(e - self.una) as usize } else { 0..0 };
+        for (i, seg) in self.segs.range_mut(range).enumerate() {
             if seg.flags & SACKED != 0 {
                 continue;
             }
             lost += (seg.flags & LOST != 0) as u32;
             retrans += (seg.flags & RETRANS != 0) as u32;
-            seg.flags = (seg.flags & EVER_RETRANS) | SACKED;
+            let ever = seg.flags & EVER_RETRANS;
+            seg.flags = ever | SACKED | RATE_DONE;
             newly += 1;
+            self.rate.delivered(s + i as u32, seg.xmit_ns, &seg.tx, ever != 0);
+            if ever == 0 {
+                let t = self.rate.last_sackt_ns.get_or_insert(seg.xmit_ns);
+                *t = (*t).max(seg.xmit_ns);
+            }
         }
         self.lost_out -= lost;
         self.retrans_out -= retrans;
@@ -179,6 +208,7 @@ impl Scoreboard {
         if seg.flags & (SACKED | LOST) == 0 {
             seg.flags |= LOST;
             self.lost_out += 1;
+            self.lost_total += 1;
             self.retx_hint = self.retx_hint.min(seq);
         }
     }
@@ -221,7 +251,9 @@ impl Scoreboard {
             }
         }
         self.retrans_out = 0;
-        self.lost_out = self.packets_out() - self.sacked_out;
+        let lost_out = self.packets_out() - self.sacked_out;
+        self.lost_total += lost_out - self.lost_out;
+        self.lost_out = lost_out;
         self.retx_hint = self.una;
         self.clear_block_cache();
     }
@@ -245,12 +277,13 @@ impl Scoreboard {
         None
     }
 
-    /// `seq` was retransmitted at `now`.
-    pub fn on_retransmit(&mut self, seq: u32, now_ns: Nanos) {
+    /// `seq` was retransmitted at `now` with rate snapshot `tx`.
+    pub fn on_retransmit(&mut self, seq: u32, now_ns: Nanos, tx: TxRate) {
         if let Some(seg) = self.seg_mut(seq) {
             if seg.flags & RETRANS == 0 {
                 seg.flags |= RETRANS | EVER_RETRANS;
                 seg.xmit_ns = now_ns;
+                seg.tx = tx;
                 self.retrans_out += 1;
             }
         }
@@ -282,7 +315,7 @@ mod tests {
     fn board(n: u32) -> Scoreboard {
         let mut b = Scoreboard::new(64);
         for i in 0..n {
-            b.push(i as Nanos);
+            b.push(i as Nanos, TxRate::default());
         }
         b
     }
@@ -298,7 +331,7 @@ mod tests {
         assert_eq!((b.sacked_out, b.lost_out), (3, 1));
         assert_eq!(b.in_flight(), 6);
         assert_eq!(b.next_retransmit(), Some(0));
-        b.on_retransmit(0, 100);
+        b.on_retransmit(0, 100, TxRate::default());
         assert_eq!(b.in_flight(), 7);
         assert_eq!(b.next_retransmit(), None);
         let a = b.ack(4);
@@ -317,7 +350,7 @@ mod tests {
         b.mark_lost_by_sack(3);
         let mut holes = vec![];
         while let Some(s) = b.next_retransmit() {
-            b.on_retransmit(s, 1);
+            b.on_retransmit(s, 1, TxRate::default());
             holes.push(s);
         }
         assert_eq!(holes, vec![0, 5, 10]);
@@ -339,13 +372,13 @@ mod tests {
         let mut b = board(8);
         b.sack(3, 5, 0);
         b.mark_lost(0);
-        b.on_retransmit(0, 5);
+        b.on_retransmit(0, 5, TxRate::default());
         b.mark_all_lost();
         assert_eq!((b.sacked_out, b.lost_out, b.retrans_out), (2, 6, 0));
         assert_eq!(b.in_flight(), 0);
         let order: Vec<u32> = std::iter::from_fn(|| {
             let s = b.next_retransmit()?;
-            b.on_retransmit(s, 9);
+            b.on_retransmit(s, 9, TxRate::default());
             Some(s)
         })
         .collect();
@@ -363,7 +396,7 @@ mod tests {
             for _ in 0..60 {
                 match rng.below(6) {
                     0 | 1 => {
-                        b.push(0);
+                        b.push(0, TxRate::default());
                         next += 1;
                     }
                     2 => {
@@ -379,7 +412,7 @@ mod tests {
                     4 => b.mark_lost_by_sack(3),
                     _ => {
                         if let Some(s) = b.next_retransmit() {
-                            b.on_retransmit(s, 1);
+                            b.on_retransmit(s, 1, TxRate::default());
                         } else if rng.below(4) == 0 {
                             b.mark_all_lost();
                         }

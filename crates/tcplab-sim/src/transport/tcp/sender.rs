@@ -10,20 +10,46 @@
 //!        └──── RTO (RFC 6298) ──► Loss: ssthresh, cwnd = 1, all un-SACKed segments lost ──► Open when una >= recover
 //! ```
 //!
+//! An algorithm with `cong_control` (BBR) owns cwnd instead: the sender then skips every cwnd
+//! change of recovery above and hands it each ACK's delivery-rate sample (`rate.rs`), as Linux
+//! `tcp_cong_control` does.
+//!
+//! Pacing, as Linux's earliest-departure-time model (`tcp_update_skb_after_send`, the fq
+//! qdisc): each segment is stamped with its departure time `wstamp_ns` (its TSval and send time),
+//! and each transmission moves `wstamp_ns` on by the segment's time at the pacing rate. The first
+//! link holds a segment until its stamp. The sender may run up to [`EDT_HORIZON_NS`] ahead
+//! (Linux's TCP Small Queues let about 1 ms of data wait below TCP); beyond that it stops and
+//! arms its pacing timer for the held segment's departure time — at most one event per
+//! millisecond of data rather than one per segment.
+//!
 //! Sequence numbers count whole segments (all data segments are full-sized). Deviations from
 //! Linux are listed in `docs/tcp.md`.
 
+use super::rate::{self, RateAcc};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
+use crate::rng::Rng;
 use crate::ids::{FlowId, NodeId};
 use crate::net::packet::{Kind, Packet};
 use crate::spec::{Recovery, TcpSpec};
-use crate::time::Nanos;
+use crate::time::{Nanos, NS_PER_SEC};
 use crate::transport::TimerSlot;
 
 /// RFC 5681 / RFC 6675 DupThresh.
 const DUPTHRESH: u32 = 3;
+
+/// Linux `sysctl_tcp_pacing_ss_ratio` / `sysctl_tcp_pacing_ca_ratio`, percent: the default pacing
+/// rate is this share of cwnd·mss/srtt in slow start / congestion avoidance.
+const PACING_SS_RATIO_PCT: u64 = 200;
+const PACING_CA_RATIO_PCT: u64 = 120;
+/// How far ahead of its departure time a paced segment may be handed to the host: 2^-10 s, the
+/// data Linux's TCP Small Queues allow below TCP at `sk_pacing_shift` 10 (`tcp_small_queue_check`).
+pub const EDT_HORIZON_NS: Nanos = NS_PER_SEC >> 10;
+
+/// Linux paces only once this many data segments have gone out (`data_segs_out >= 10` in
+/// `tcp_update_skb_after_send`): the initial window leaves at once.
+const PACING_AFTER_SEGS: u64 = 10;
 
 #[derive(Clone, Debug, Default)]
 pub struct SenderStats {
@@ -70,15 +96,26 @@ pub struct TcpSender {
     /// The application has data (between the flow's start and stop).
     pub active: bool,
     drop_segments: Vec<u32>,
+    /// The algorithm has `cong_control` and owns cwnd (Linux `icsk_ca_ops->cong_control`).
+    cong_control: bool,
+    /// Segments are paced (the scenario's `pacing`, or the algorithm set a rate in `init`).
+    paced: bool,
+    /// The sender sets the pacing rate itself (Linux `tcp_update_pacing_rate`): paced, and the
+    /// algorithm has no `cong_control` to set it.
+    default_pacing_rate: bool,
     pub rto_timer: TimerSlot,
+    /// Fires at `tp.wstamp_ns` when pacing held a segment back.
+    pub pace_timer: TimerSlot,
     pub stats: SenderStats,
 }
 
 impl TcpSender {
-    pub fn new(flow: FlowId, dst: NodeId, spec: &TcpSpec) -> Self {
+    /// `rng`: the flow's congestion-control random stream.
+    pub fn new(flow: FlowId, dst: NodeId, spec: &TcpSpec, rng: Rng) -> Self {
         let mut cc = Cc::new(&spec.cc, &spec.cc_profile, &spec.cc_params, "flow").expect("validated congestion control");
-        let mut tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
-        cc.init(&mut tp);
+        cc.seed_rng(rng);
+        let tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
+        let cong_control = cc.has_cong_control();
         let wnd = (spec.rwnd_bytes.min(spec.sndbuf_bytes) / spec.mss_bytes as u64).clamp(1, u32::MAX as u64 / 2) as u32;
         let mut drop_segments = spec.drop_segments.clone();
         drop_segments.sort_unstable();
@@ -108,7 +145,11 @@ impl TcpSender {
             cwnd_limited: false,
             active: false,
             drop_segments,
+            cong_control,
+            paced: spec.pacing,
+            default_pacing_rate: spec.pacing && !cong_control,
             rto_timer: TimerSlot::default(),
+            pace_timer: TimerSlot::default(),
             stats: SenderStats::default(),
         }
     }
@@ -132,10 +173,14 @@ impl TcpSender {
         self.sb.in_flight() as u64 * self.mss_bytes as u64
     }
 
-    /// The application starts writing (iperf connects).
+    /// The application starts writing (iperf connects): the congestion control is initialised
+    /// now, as Linux does when the connection is established.
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.active = true;
         self.tp.now_ns = now;
+        self.cc.init(&mut self.tp);
+        // An algorithm that sets a pacing rate in `init` paces (Linux `SK_PACING_NEEDED`).
+        self.paced |= self.tp.pacing_rate_bps > 0;
         self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         self.try_send(now, out);
     }
@@ -157,19 +202,25 @@ impl TcpSender {
     }
 
     fn transmit(&mut self, seq: u32, retrans: bool, now: Nanos, out: &mut Vec<Packet>) {
+        // Departure time: now, or the pacing slot (Linux stamps `skb_mstamp_ns` with it).
+        let depart = if self.paced { self.tp.wstamp_ns.max(now) } else { now };
         let mut p = Packet::new(self.flow, self.dst, Kind::Data, self.data_bytes);
         p.seq = seq;
         p.retrans = retrans;
-        p.ts_val_ns = now;
+        p.ts_val_ns = depart;
         // RFC 7323 §3.2: TSecr echoes the peer's most recent TSval (0 before any ACK).
         p.ts_ecr_ns = self.tp.rcv_tsval_ns;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += self.data_bytes as u64;
+        let tx = rate::on_send(&mut self.tp, self.sb.packets_out(), depart);
         if retrans {
             self.stats.retrans_pkts += 1;
-            self.sb.on_retransmit(seq, now);
+            self.sb.on_retransmit(seq, depart, tx);
         } else {
-            self.sb.push(now);
+            self.sb.push(depart, tx);
+        }
+        if self.paced {
+            self.pace_after_send(depart);
         }
         if self.tp.ca_state == CaState::Recovery {
             self.prr_out += 1;
@@ -185,25 +236,75 @@ impl TcpSender {
         out.push(p);
     }
 
-    /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data.
+    /// Linux `tcp_update_skb_after_send`: the next segment may leave one segment-time at the
+    /// pacing rate after this one, less up to half of that for time the sender sat idle past
+    /// its slot (Linux's allowance for timer jitter).
+    fn pace_after_send(&mut self, depart: Nanos) {
+        let prior = self.tp.wstamp_ns;
+        self.tp.wstamp_ns = depart;
+        let rate = self.tp.pacing_rate_bps;
+        if rate == 0 || rate == u64::MAX || self.stats.sent_pkts < PACING_AFTER_SEGS {
+            return;
+        }
+        // Payload bytes: Linux paces TSO bursts of up to 64 KB, whose headers are negligible,
+        // and its pacing rates count payload (mss · segments / time).
+        let len_ns = self.mss_bytes as u64 * 8 * NS_PER_SEC / rate;
+        let credit = self.tp.wstamp_ns - prior;
+        self.tp.wstamp_ns += len_ns - (len_ns / 2).min(credit);
+    }
+
+    /// Linux `tcp_update_pacing_rate`: 200% of cwnd·mss/srtt while cwnd < ssthresh/2, else 120%
+    /// (cwnd here: max(cwnd, packets_out)); unlimited before the first RTT sample.
+    fn update_pacing_rate(&mut self) {
+        let tp = &mut self.tp;
+        if tp.srtt_ns == 0 {
+            tp.pacing_rate_bps = u64::MAX;
+            return;
+        }
+        let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 { PACING_SS_RATIO_PCT } else { PACING_CA_RATIO_PCT };
+        let segs = tp.snd_cwnd.max(self.sb.packets_out()) as u128;
+        let bps = tp.mss_bytes as u128 * 8 * NS_PER_SEC as u128 * ratio as u128 * segs / 100 / tp.srtt_ns as u128;
+        tp.pacing_rate_bps = bps.min(u64::MAX as u128) as u64;
+    }
+
+    /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data,
+    /// no earlier than pacing allows.
     fn try_send(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         loop {
             if self.sb.in_flight() >= self.tp.snd_cwnd {
                 self.cwnd_limited = true;
                 return;
             }
-            if let Some(seq) = self.sb.next_retransmit() {
-                self.transmit(seq, true, now, out);
-                continue;
-            }
-            if !self.active || self.sb.packets_out() >= self.wnd_limit_segs {
+            let retx = self.sb.next_retransmit();
+            if retx.is_none() && (!self.active || self.sb.packets_out() >= self.wnd_limit_segs) {
                 self.cwnd_limited = false;
+                if !self.active {
+                    rate::check_app_limited(&mut self.tp, self.sb.in_flight());
+                }
                 return;
             }
-            let seq = self.snd_nxt;
-            self.snd_nxt += 1;
-            self.transmit(seq, false, now, out);
+            // Linux `tcp_pacing_check` / TCP Small Queues: wait while the next departure time is
+            // more than the horizon ahead. The timer fires when that segment is due: what the
+            // sender handed down has left by then, and it hands down the next horizon's worth.
+            if self.paced && self.tp.wstamp_ns > now + EDT_HORIZON_NS {
+                self.pace_timer.deadline = Some(self.tp.wstamp_ns);
+                return;
+            }
+            match retx {
+                Some(seq) => self.transmit(seq, true, now, out),
+                None => {
+                    let seq = self.snd_nxt;
+                    self.snd_nxt += 1;
+                    self.transmit(seq, false, now, out);
+                }
+            }
         }
+    }
+
+    /// The pacing timer fired: send what was held back.
+    pub fn on_pace(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        self.tp.now_ns = now;
+        self.try_send(now, out);
     }
 
     /// Retransmit `seq` now, whatever the window says (fast retransmit, NewReno's partial ACK).
@@ -234,7 +335,9 @@ impl TcpSender {
             Recovery::Reno | Recovery::Newreno => {
                 // RFC 5681 §3.2 steps 2–3: retransmit, cwnd = ssthresh + 3·SMSS.
                 self.set_state(CaState::Recovery);
-                self.tp.snd_cwnd = self.tp.snd_ssthresh + DUPTHRESH;
+                if !self.cong_control {
+                    self.tp.snd_cwnd = self.tp.snd_ssthresh + DUPTHRESH;
+                }
                 let una = self.snd_una();
                 self.retransmit_now(una, now, out);
             }
@@ -245,9 +348,11 @@ impl TcpSender {
                 let una = self.snd_una();
                 self.sb.mark_lost(una);
                 self.sb.mark_lost_by_sack(DUPTHRESH);
-                if !self.prr {
+                if !self.prr || self.cong_control {
                     // RFC 6675 §5 (4.2): cwnd = ssthresh; (4.3): retransmit the first lost segment.
-                    self.tp.snd_cwnd = self.tp.snd_ssthresh;
+                    if !self.cong_control {
+                        self.tp.snd_cwnd = self.tp.snd_ssthresh;
+                    }
                     self.retransmit_now(una, now, out);
                 }
             }
@@ -256,8 +361,10 @@ impl TcpSender {
 
     fn exit_recovery(&mut self) {
         // Linux `tcp_end_cwnd_reduction`: cwnd = ssthresh. RFC 6582 §3.2 step 3 (full ACK),
-        // option (2); RFC 6937: cwnd = ssthresh on exit.
-        self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        // option (2); RFC 6937: cwnd = ssthresh on exit. Not for `cong_control` algorithms.
+        if !self.cong_control {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        }
         self.dupacks = 0;
         self.set_state(CaState::Open);
         self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
@@ -267,7 +374,7 @@ impl TcpSender {
     /// while pipe > ssthresh, send ⌈prr_delivered · ssthresh / RecoverFS⌉ − prr_out (RecoverFS =
     /// cwnd at entry); otherwise grow back toward ssthresh no faster than slow start.
     fn prr_update(&mut self, delivered: u32, una_advanced: bool) {
-        if delivered == 0 {
+        if delivered == 0 || self.cong_control {
             return;
         }
         self.prr_delivered += delivered;
@@ -296,6 +403,8 @@ impl TcpSender {
         }
         let prior_in_flight = self.sb.in_flight();
         let packets_out = self.sb.packets_out();
+        let prior_lost = self.sb.lost_total;
+        self.sb.rate = RateAcc::default();
         let acked = self.sb.ack(p.ack);
         let una_advanced = acked.segs > 0;
         self.tp.snd_una = p.ack;
@@ -328,6 +437,7 @@ impl TcpSender {
             self.backoff = 0;
         }
         let delivered = acked.not_sacked + newly_sacked;
+        self.tp.delivered = self.tp.delivered.wrapping_add(delivered);
         if delivered > 0 {
             let sample = AckSample { pkts_acked: delivered, rtt_ns: ca_rtt, in_flight: prior_in_flight };
             self.cc.pkts_acked(&mut self.tp, &sample);
@@ -378,7 +488,7 @@ impl TcpSender {
                             if una_advanced {
                                 // RFC 5681 §3.2 step 6: the first ACK of new data ends recovery.
                                 self.exit_recovery();
-                            } else if is_dupack {
+                            } else if is_dupack && !self.cong_control {
                                 self.tp.snd_cwnd += 1; // step 4: inflate
                             }
                         }
@@ -389,12 +499,14 @@ impl TcpSender {
                                 self.partial_acks += 1;
                                 let una = self.snd_una();
                                 self.retransmit_now(una, now, out);
-                                self.tp.snd_cwnd = self.tp.snd_cwnd.saturating_sub(acked.segs).max(1) + 1;
+                                if !self.cong_control {
+                                    self.tp.snd_cwnd = self.tp.snd_cwnd.saturating_sub(acked.segs).max(1) + 1;
+                                }
                                 // RFC 6582 §4 "Impatient" variant: only the first partial ACK
                                 // restarts the timer, so a window with many holes ends in an RTO
                                 // rather than one repair per RTT.
                                 restart_rto = self.partial_acks == 1;
-                            } else if is_dupack {
+                            } else if is_dupack && !self.cong_control {
                                 self.tp.snd_cwnd += 1;
                             }
                         }
@@ -419,13 +531,28 @@ impl TcpSender {
             }
         }
 
-        // Window growth (Linux `tcp_cong_avoid`) outside cwnd reduction.
-        if una_advanced && self.tp.ca_state != CaState::Recovery {
+        // Linux `tcp_cong_control`: an algorithm with `cong_control` gets every ACK's
+        // delivery-rate sample and sets cwnd and pacing itself; the others grow the window
+        // (`tcp_cong_avoid`) outside cwnd reduction.
+        // Linux `tcp_rate_gen`; the sample's RTT is the newest segment's, SACKed ones included.
+        let lost = self.sb.lost_total.wrapping_sub(prior_lost);
+        self.tp.lost = self.sb.lost_total;
+        let rtt = self.sb.rate.last_sackt_ns.map(|t| now - t).or(ca_rtt);
+        let acc = self.sb.rate;
+        let rs = rate::gen(&mut self.tp, &acc, delivered, lost, prior_in_flight, rtt, now, self.rtt.min_rtt_ns);
+        if self.cong_control {
+            // For `cong_control`, in flight after the ACK (Linux reads `tcp_packets_in_flight`).
+            self.tp.packets_in_flight = self.sb.in_flight();
+            self.cc.cong_control(&mut self.tp, &rs);
+        } else if una_advanced && self.tp.ca_state != CaState::Recovery {
             self.tp.packets_in_flight = prior_in_flight;
             self.tp.is_cwnd_limited = self.cwnd_limited
                 || prior_in_flight >= self.tp.snd_cwnd
                 || (self.tp.in_slow_start() && self.tp.snd_cwnd < 2 * prior_in_flight);
             self.cc.cong_avoid(&mut self.tp, p.ack, acked.segs);
+        }
+        if self.default_pacing_rate {
+            self.update_pacing_rate();
         }
 
         if self.sb.packets_out() == 0 {
