@@ -54,6 +54,8 @@ def _runs(store: Path) -> list[dict[str, Any]]:
         row["versions"] = json.loads(row["versions"])
         row["point"] = json.loads(row["point"])
         row["flow_rows"] = int(counts.get(row["run_id"], 0))
+        if not isinstance(row["invalid_reason"], str):
+            row["invalid_reason"] = None  # NULL comes back as NaN
     return rows
 
 

@@ -297,7 +297,7 @@ def run_experiment(
     """
     jobs = check_options(executor, jobs, scheduler, backend)
     exp = with_profile(exp, backend, profile)
-    backends.check(backend)
+    backends.get(backend)
     runs = exp.runs(backend)
     checked: set[str] = set()
     for run in runs:
@@ -311,6 +311,7 @@ def run_experiment(
             if e.field == "profile":
                 raise
             raise _blame(exp, run.point, e) from None
+    backends.check(backend)  # the tools (the testbed: root, iperf3, the router …), once the grid is known good
     options: dict[str, Any] = {"profile": exp.profile, "sweep": uuid.uuid4().hex} if backend == "testbed" else {}
     path = Path(store) if store is not None else default_store_path(exp)
     if store is None:
