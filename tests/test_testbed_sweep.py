@@ -30,7 +30,9 @@ import pytest
 import tcplab
 import tcplab.testbed as testbed
 from tcplab.experiment import load_experiment
-from tcplab.testbed import stack
+from tcplab.runner import execute
+from tcplab.testbed import Calibration, stack
+from tcplab.testbed.tools import PingStats
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = ROOT / "experiments" / "testbed-quick.toml"
@@ -285,6 +287,20 @@ def test_what_cannot_be_applied_is_refused(tcp: dict[str, Any], field: str, allo
     assert e.value.field == field
 
 
+def test_a_sweep_run_whose_path_could_not_be_calibrated_is_invalid_and_builds_nothing() -> None:
+    scenario = _scenario("cubic")
+    topo = scenario.topology
+    key = ("sweep-x", topo.rtt.ns, topo.bottleneck.bps, "default")
+    testbed.experiment._SWEEP_CALIBRATIONS[key] = "ToolError: 'ping' failed (exit status 1): no reply"
+    try:
+        payload = execute("testbed", scenario, 7, {"profile": "default", "sweep": "sweep-x"})
+    finally:
+        del testbed.experiment._SWEEP_CALIBRATIONS[key]
+    assert payload["error"] == "TcplabError: calibration failed at RTT 50ms, bottleneck 100Mbps: ToolError: 'ping' failed (exit status 1): no reply"
+    assert payload["flows"] is None and payload["versions"]["backend"] == "testbed"
+    assert _netns() == []
+
+
 def test_tcp_settings_are_applied_in_the_namespaces() -> None:
     # One reno flow limited by a 64 KB receive buffer: at most 64 KB per 50 ms RTT (10.5 Mb/s),
     # a tenth of the bottleneck; its hosts report the settings.
@@ -298,7 +314,13 @@ def test_tcp_settings_are_applied_in_the_namespaces() -> None:
             "flows": [{"variant": "newreno"}],
         }
     )
-    result = testbed.run(scenario)
+    # Measured with a calibration that failed (ping 2 ms over the setting): the run is made, its
+    # data kept, and it is invalid for that reason.
+    off = Calibration(50.0, PingStats(20, 51.9, 52.0, 52.1), 100_000_000, 99_900_000.0)
+    result = testbed.run(scenario, calibration=off)
+    assert not result.meta["valid"]
+    assert result.meta["invalid_reason"].startswith("calibration failed: ping RTT 52.000 ms is not within 1 ms of 50 ms")
+    assert result.meta["backend_info"]["calibration"]["rtt_mean_ms"] == 52.0
     hosts = result.meta["backend_info"]["hosts"]
     assert hosts["tcplab-r1"]["net.ipv4.tcp_rmem"] == "4096 65536 65536"
     assert hosts["tcplab-s1"]["net.ipv4.tcp_timestamps"] == hosts["tcplab-r1"]["net.ipv4.tcp_timestamps"] == "0"
