@@ -25,6 +25,7 @@ __all__ = ["BACKENDS", "get", "check", "check_scenario", "variants", "versions"]
 
 Backend = Callable[..., Result]
 
+
 def _sim(scenario: Scenario, seed: int, **options: Any) -> Result:
     from .engine import simulate
 
@@ -35,7 +36,7 @@ def _testbed(scenario: Scenario, seed: int, profile: str = "default", sweep: str
     module = _testbed_module()
     calibration = None
     if sweep is not None:
-        calibration = module.sweep_calibration(sweep, scenario.model_copy(update={"seed": int(seed)}), profile)
+        calibration = module.sweep_calibration(sweep, scenario, profile)
     return module.run(scenario, seed=seed, profile=profile, calibration=calibration)
 
 

@@ -76,7 +76,7 @@ def execute(backend: str, scenario: Scenario, seed: int, options: dict[str, Any]
             out["error"] = str(reason)
     except TcplabError as e:
         out["error"] = f"{type(e).__name__}: {e}"
-        out.setdefault("versions", backends.versions(backend))
+        out.setdefault("versions", {**backends.versions(backend), **({"profile": options["profile"]} if options and "profile" in options else {})})
     out["wall_s"] = time.perf_counter() - started
     return out
 
