@@ -204,6 +204,17 @@ def test_compare_refuses_different_grids(runs_table: pd.DataFrame) -> None:
         analysis.compare(runs_table, runs_table.drop(columns=["topology.buffer"]))
 
 
+def test_compare_names_a_cell_whose_runs_are_all_invalid() -> None:
+    # A testbed under load: both runs of the 50 ms cell invalid; one of the 25 ms cell is enough.
+    s = _cells({"25ms": [0.9, 0.9], "50ms": [0.8, 0.6]})
+    t = _cells({"25ms": [0.7, 0.8], "50ms": [0.7, 0.7]})
+    t.loc[t["topology.rtt"] == "50ms", "valid"] = False
+    with pytest.raises(ResultsError, match=r"compare = \{'topology.rtt': '50ms'\}: expected a valid run in every cell: the 2 runs of this cell in T are all invalid"):
+        analysis.compare(s, t)
+    t.loc[t["run_id"] == "50ms-0", "valid"] = True
+    assert analysis.compare(s, t).set_index("topology.rtt").loc["50ms", "n_T"] == 1
+
+
 def test_cbr_curve_tcp_loses_to_rising_cbr_rate(cbr_store: Path) -> None:
     # 002 §III-A: as the CBR rate rises toward the 10 Mb/s link, TCP throughput falls and drops rise.
     frames = analysis.load_frames(cbr_store)

@@ -647,6 +647,8 @@ def compare(s_table: pd.DataFrame, t_table: pd.DataFrame, metric: str = "jfi", b
 
     Raises :class:`ResultsError` when the two sets are not on the same grid.
     """
+    for side, table in (("S", s_table), ("T", t_table)):
+        _check_valid_cells(table, metric, by, side)
     s_cells = aggregate(s_table, [metric], by=by)
     t_cells = aggregate(t_table, [metric], by=by)
     s_keys = [c for c in s_cells.columns if c != "n" and not c.startswith(f"{metric}_")]
@@ -688,6 +690,18 @@ def compare(s_table: pd.DataFrame, t_table: pd.DataFrame, metric: str = "jfi", b
     out.attrs["metric"] = metric
     out.attrs["experiment"] = s_cells.attrs.get("experiment")
     return out
+
+
+def _check_valid_cells(table: pd.DataFrame, metric: str, by: Sequence[str] | None, side: str) -> None:
+    """A cell whose runs are all invalid (a testbed under load) cannot be compared: say so."""
+    every = aggregate(table, [metric], by=by, valid_only=False)
+    valid = aggregate(table, [metric], by=by)
+    keys = [c for c in every.columns if c != "n" and not c.startswith(f"{metric}_")]
+    have = set(map(tuple, valid[keys].astype(str).to_numpy())) if set(keys) <= set(valid.columns) else set()
+    for row in every[keys + ["n"]].to_dict("records"):
+        if tuple(str(row[k]) for k in keys) not in have:
+            cell = {k: row[k] for k in keys if k not in ("experiment", "backend")}
+            raise ResultsError("compare", cell, f"expected a valid run in every cell: the {row['n']} runs of this cell in {side} are all invalid (runs.invalid_reason); rerun them with tcplab run --redo-invalid")
 
 
 def _samples(runs_table: pd.DataFrame, keys: Sequence[str], metric: str) -> dict[tuple[str, ...], list[float]]:

@@ -1,8 +1,10 @@
-"""Backends: what runs one scenario. A name → a callable ``(scenario, seed) -> Result``.
+"""Backends: what runs one scenario. A name → a callable ``(scenario, seed, **options) -> Result``.
 
-* ``sim``: the packet-level simulator, :func:`tcplab.simulate`.
-* ``testbed``: real Linux TCP in network namespaces, ``tcplab.testbed.run(scenario, seed=seed)``,
-  imported only when asked for.
+* ``sim``: the packet-level simulator, :func:`tcplab.simulate` (no options).
+* ``testbed``: real Linux TCP in network namespaces, ``tcplab.testbed.run(scenario, seed=seed,
+  profile=profile, calibration=...)``, imported only when asked for. Options: ``profile`` (the
+  stack profile) and ``sweep`` (an identifier of the sweep: each path (RTT, bottleneck) is
+  calibrated once per sweep and process, and every run on it carries that calibration).
 
 Both return the same :class:`~tcplab.Result`, so nothing downstream knows which produced a run.
 :func:`versions` tags a run with what produced it: the tcplab and engine versions, plus anything
@@ -19,19 +21,23 @@ from .config import Scenario
 from .errors import ScenarioError
 from .result import Result
 
-__all__ = ["BACKENDS", "get", "check", "versions"]
+__all__ = ["BACKENDS", "get", "check", "check_scenario", "variants", "versions"]
 
-Backend = Callable[[Scenario, int], Result]
+Backend = Callable[..., Result]
 
 
-def _sim(scenario: Scenario, seed: int) -> Result:
+def _sim(scenario: Scenario, seed: int, **options: Any) -> Result:
     from .engine import simulate
 
     return simulate(scenario, seed=seed)
 
 
-def _testbed(scenario: Scenario, seed: int) -> Result:
-    return _testbed_module().run(scenario, seed=seed)
+def _testbed(scenario: Scenario, seed: int, profile: str = "default", sweep: str | None = None) -> Result:
+    module = _testbed_module()
+    calibration = None
+    if sweep is not None:
+        calibration = module.sweep_calibration(sweep, scenario, profile)
+    return module.run(scenario, seed=seed, profile=profile, calibration=calibration)
 
 
 def _testbed_module() -> Any:
@@ -60,11 +66,28 @@ def check(name: str) -> None:
         module = _testbed_module()
         if not callable(getattr(module, "run", None)):
             raise ScenarioError("--backend", "testbed", "the testbed backend is not available: tcplab.testbed has no run(scenario, seed=...)")
+        module.require()  # root, iperf3, ping, ethtool: a MissingTool says what to install
+        module.router_binary()
     elif name == "sim":
         from .engine import engine_version
 
         if engine_version() is None:
             raise ScenarioError("--backend", "sim", "the sim backend is not available: the engine is not built (pip install -e .)")
+
+
+def check_scenario(name: str, scenario: Scenario, profile: str = "default") -> None:
+    """Raise a ScenarioError, before anything runs, if backend ``name`` cannot run ``scenario``
+    (the testbed: a variant this kernel lacks, a ``[tcp]`` setting it cannot apply …)."""
+    if name == "testbed":
+        _testbed_module().check(scenario, profile)
+
+
+def variants(name: str) -> list[str]:
+    """Variant names backend ``name`` runs beyond the simulator's (the testbed: the kernel's
+    congestion controls), for validating scenarios."""
+    if name == "testbed":
+        return sorted(_testbed_module().available_cc())
+    return []
 
 
 def versions(name: str, result: Result | None = None) -> dict[str, Any]:

@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--executor", default="local", choices=("local", "dask"), help="local process pool (default) or a Dask cluster")
     run.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786 (with --executor dask)")
     run.add_argument("--redo-invalid", action="store_true", help="run again the runs stored as invalid")
+    run.add_argument("--profile", choices=("default", "tuned"), help="the testbed's stack profile (default: the file's 'profile', else default)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
 
     export = commands.add_parser("export", help="write every table of a results store to Parquet or CSV files")

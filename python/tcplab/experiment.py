@@ -48,7 +48,9 @@ METRICS: dict[str, str] = {
 }
 
 #: Keys an experiment file may use at its top level.
-KEYS = ("name", "description", "seed", "replications", "window", "metrics", "scenario", "pairs", "sweep")
+KEYS = ("name", "description", "seed", "replications", "window", "metrics", "profile", "scenario", "pairs", "sweep")
+#: Stack profiles of the testbed backend (``profile`` key, ``tcplab run --profile``).
+PROFILES = ("default", "tuned")
 PAIR_KEYS = ("flow1", "flow2", "both_orders")
 RANGE_KEYS = ("from", "to", "step")
 
@@ -84,10 +86,13 @@ def scenario_json(scenario: Scenario) -> dict[str, Any]:
     return scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def run_id(scenario: Scenario, backend: str, seed: int) -> str:
+def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = None) -> str:
     """A run's key: the first 32 hex digits of SHA-256 over the full resolved scenario, the backend
-    and the seed. Any change to a run's parameters gives another key."""
-    text = canonical_json({"scenario": scenario_json(scenario), "backend": backend, "seed": seed})
+    and the seed (and the testbed's stack profile). Any change to a run's parameters gives another key."""
+    key: dict[str, Any] = {"scenario": scenario_json(scenario), "backend": backend, "seed": seed}
+    if profile is not None:
+        key["profile"] = profile
+    text = canonical_json(key)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -131,6 +136,9 @@ class Experiment:
     axes: tuple[Axis, ...]  # the sweep axes, in file order
     definition: dict[str, Any] = field(repr=False)  # the parsed file, scenario file inlined
     path: Path | None = None
+    profile: str = "default"  # the testbed's stack profile (the simulator has none)
+    #: variant names accepted beyond the simulator's (a backend's: the testbed kernel's)
+    extra_variants: tuple[str, ...] = ()
 
     @property
     def definition_hash(self) -> str:
@@ -171,6 +179,8 @@ class Experiment:
         data = self._data(point)
         if seed is not None:
             data["seed"] = seed
+        if self.extra_variants:
+            return Scenario.model_validate(data, context={"variants": list(self.extra_variants)})
         return Scenario.model_validate(data)
 
     def _data(self, point: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,7 +210,7 @@ class Experiment:
             seed = replication_seed(self.seed, r)
             for point, scenario in resolved:
                 s = scenario.model_copy(update={"seed": seed})
-                key = run_id(s, backend, seed)
+                key = run_id(s, backend, seed, self.profile if backend == "testbed" else None)
                 full = {**point, "replication": r}
                 if key in seen:
                     raise _error("sweep", _show_point(full), f"expected points that differ: it resolves to the same run as {_show_point(seen[key])}")
@@ -220,17 +230,20 @@ def _show_point(point: Mapping[str, Any]) -> str:
 # --- reading the file --------------------------------------------------------------------------
 
 
-def load_experiment(path: str | PathLike[str]) -> Experiment:
-    """Read and validate an experiment file; ``name`` defaults to the file's stem."""
+def load_experiment(path: str | PathLike[str], extra_variants: tuple[str, ...] = ()) -> Experiment:
+    """Read and validate an experiment file; ``name`` defaults to the file's stem. ``extra_variants``:
+    variant names a backend runs beyond the simulator's (the testbed kernel's congestion controls)."""
     p = Path(path)
     try:
         data = read_toml(p)
     except ScenarioError as e:
         raise _error("experiment", e.value, e.allowed) from None
-    return parse_experiment(data, name=p.stem, base_dir=p.parent, path=p)
+    return parse_experiment(data, name=p.stem, base_dir=p.parent, path=p, extra_variants=extra_variants)
 
 
-def parse_experiment(data: Mapping[str, Any], name: str = "experiment", base_dir: Path | None = None, path: Path | None = None) -> Experiment:
+def parse_experiment(
+    data: Mapping[str, Any], name: str = "experiment", base_dir: Path | None = None, path: Path | None = None, extra_variants: tuple[str, ...] = ()
+) -> Experiment:
     """Validate an experiment table (as read from TOML); the first problem is one ScenarioError."""
     for key in data:
         if key not in KEYS:
@@ -255,6 +268,9 @@ def parse_experiment(data: Mapping[str, Any], name: str = "experiment", base_dir
             Window.coerce(window)
         except UnitError as e:
             raise _error("window", window, f"expected {e.allowed}") from None
+    profile = data.get("profile", "default")
+    if profile not in PROFILES:
+        raise _error("profile", profile, f"expected one of {', '.join(PROFILES)} (the testbed's stack profile)")
     metrics = data.get("metrics", ["jfi"])
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -286,6 +302,8 @@ def parse_experiment(data: Mapping[str, Any], name: str = "experiment", base_dir
         axes=axes,
         definition=definition,
         path=path,
+        profile=profile,
+        extra_variants=tuple(extra_variants),
     )
     _check_values(exp)
     return exp

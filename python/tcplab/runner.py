@@ -18,10 +18,11 @@ import os
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,10 @@ import pandas as pd
 from . import backends
 from .config import Scenario
 from .errors import MISSING, EngineError, ScenarioError, TcplabError
-from .experiment import Experiment, Run, scenario_json
+from .experiment import PROFILES, Experiment, Run, _blame, canonical_json, scenario_json
 from .store import RunRecord, Store
 
-__all__ = ["execute", "run_experiment", "default_store_path", "SweepReport", "print_summary", "EXECUTORS"]
+__all__ = ["execute", "run_experiment", "with_profile", "default_store_path", "SweepReport", "print_summary", "EXECUTORS"]
 
 EXECUTORS = ("local", "dask")
 
@@ -51,8 +52,9 @@ def default_store_path(experiment: Experiment) -> Path:
 # --- the worker side ---------------------------------------------------------------------------
 
 
-def execute(backend: str, scenario: Scenario, seed: int) -> dict[str, Any]:
-    """Run one scenario on ``backend`` and return its rows; runs in a worker, touches no store.
+def execute(backend: str, scenario: Scenario, seed: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one scenario on ``backend`` (with the backend's ``options``: the testbed's ``profile``
+    and ``sweep``) and return its rows; runs in a worker, touches no store.
 
     A run that the backend refuses or that fails (a :class:`~tcplab.errors.TcplabError`) comes back
     with ``error`` set and is stored as invalid; a backend may also mark a finished run invalid with
@@ -61,7 +63,7 @@ def execute(backend: str, scenario: Scenario, seed: int) -> dict[str, Any]:
     started = time.perf_counter()
     out: dict[str, Any] = {"error": None, "flows": None, "intervals": None, "queues": None, "jfi": None, "mean_jt": None}
     try:
-        result = backends.get(backend)(scenario, seed)
+        result = backends.get(backend)(scenario, seed, **(options or {}))
         summary = result.summary()
         out["versions"] = backends.versions(backend, result)
         out["flows"] = _flow_rows(result.flows, summary)
@@ -74,7 +76,7 @@ def execute(backend: str, scenario: Scenario, seed: int) -> dict[str, Any]:
             out["error"] = str(reason)
     except TcplabError as e:
         out["error"] = f"{type(e).__name__}: {e}"
-        out.setdefault("versions", backends.versions(backend))
+        out.setdefault("versions", {**backends.versions(backend), **({"profile": options["profile"]} if options and "profile" in options else {})})
     out["wall_s"] = time.perf_counter() - started
     return out
 
@@ -107,12 +109,12 @@ def _interval_rows(intervals: pd.DataFrame) -> pd.DataFrame:
 # --- executors ---------------------------------------------------------------------------------
 
 
-def _in_process(backend: str, runs: Iterable[Run]) -> Iterator[tuple[Run, dict[str, Any]]]:
+def _in_process(backend: str, runs: Iterable[Run], options: dict[str, Any]) -> Iterator[tuple[Run, dict[str, Any]]]:
     for run in runs:
-        yield run, execute(backend, run.scenario, run.seed)
+        yield run, execute(backend, run.scenario, run.seed, options)
 
 
-def _process_pool(backend: str, runs: Iterable[Run], jobs: int) -> Iterator[tuple[Run, dict[str, Any]]]:
+def _process_pool(backend: str, runs: Iterable[Run], jobs: int, options: dict[str, Any]) -> Iterator[tuple[Run, dict[str, Any]]]:
     """A local pool of ``jobs`` processes (started fresh: 'spawn'), at most 2·jobs runs in flight."""
     pool = ProcessPoolExecutor(
         max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_watch_parent, initargs=(os.getpid(),)
@@ -125,7 +127,7 @@ def _process_pool(backend: str, runs: Iterable[Run], jobs: int) -> Iterator[tupl
                 run = next(todo, None)
                 if run is None:
                     break
-                pending[pool.submit(execute, backend, run.scenario, run.seed)] = run
+                pending[pool.submit(execute, backend, run.scenario, run.seed, options)] = run
             if not pending:
                 return
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -151,7 +153,7 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="tcplab-parent-watch", daemon=True).start()
 
 
-def _dask(backend: str, runs: Iterable[Run], scheduler: str) -> Iterator[tuple[Run, dict[str, Any]]]:
+def _dask(backend: str, runs: Iterable[Run], scheduler: str, options: dict[str, Any]) -> Iterator[tuple[Run, dict[str, Any]]]:
     """The runs on the Dask cluster at ``scheduler``, at most 2 per worker thread in flight."""
     try:
         from distributed import Client, as_completed
@@ -172,7 +174,7 @@ def _dask(backend: str, runs: Iterable[Run], scheduler: str) -> Iterator[tuple[R
                 run = next(todo, None)
                 if run is None:
                     return
-                future = client.submit(execute, backend, run.scenario, run.seed, pure=False, key=f"tcplab-run-{run.run_id}")
+                future = client.submit(execute, backend, run.scenario, run.seed, options, pure=False, key=f"tcplab-run-{run.run_id}")
                 pending[future.key] = run
                 futures.add(future)
 
@@ -186,13 +188,13 @@ def _dask(backend: str, runs: Iterable[Run], scheduler: str) -> Iterator[tuple[R
         client.close()
 
 
-def _results(backend: str, runs: Sequence[Run], executor: str, jobs: int, scheduler: str | None) -> Iterator[tuple[Run, dict[str, Any]]]:
+def _results(backend: str, runs: Sequence[Run], executor: str, jobs: int, scheduler: str | None, options: dict[str, Any]) -> Iterator[tuple[Run, dict[str, Any]]]:
     if executor == "dask":
         assert scheduler is not None
-        return _dask(backend, runs, scheduler)
+        return _dask(backend, runs, scheduler, options)
     if jobs == 1 or len(runs) <= 1:
-        return _in_process(backend, runs)
-    return _process_pool(backend, runs, min(jobs, len(runs)))
+        return _in_process(backend, runs, options)
+    return _process_pool(backend, runs, min(jobs, len(runs)), options)
 
 
 # --- the coordinator ---------------------------------------------------------------------------
@@ -249,7 +251,27 @@ def check_options(executor: str, jobs: int | None, scheduler: str | None, backen
         return 1 if backend == "testbed" else os.cpu_count() or 1
     if jobs < 1:
         raise ScenarioError("--jobs", jobs, "expected an integer >= 1")
+    if backend == "testbed" and executor == "local" and jobs > 1:
+        raise ScenarioError("--jobs", jobs, "expected 1 with --backend testbed (one testbed per machine: its runs would share the CPUs and the namespaces)")
     return jobs
+
+
+def with_profile(exp: Experiment, backend: str, profile: str | None) -> Experiment:
+    """``exp`` with the stack profile ``profile`` (``--profile``) instead of its file's, if given."""
+    if profile is None:
+        return exp
+    check_profile(backend, profile)
+    return replace(exp, profile=profile)
+
+
+def check_profile(backend: str, profile: str | None) -> None:
+    """``--profile``: a testbed stack profile, and only with the testbed."""
+    if profile is None:
+        return
+    if backend != "testbed":
+        raise ScenarioError("--profile", profile, "expected --profile only with --backend testbed (the simulator has no stack profiles)")
+    if profile not in PROFILES:
+        raise ScenarioError("--profile", profile, f"expected one of {', '.join(PROFILES)}")
 
 
 def run_experiment(
@@ -263,15 +285,34 @@ def run_experiment(
     redo_invalid: bool = False,
     progress: bool = True,
     console: Any = None,
+    profile: str | None = None,
 ) -> SweepReport:
     """Run every run of ``exp`` that is not in its store yet, writing each as it finishes.
 
     ``store`` defaults to :func:`default_store_path`. Ctrl-C stops the sweep; the runs finished so
-    far stay in the store (``report.interrupted``) and the next call resumes.
+    far stay in the store (``report.interrupted``) and the next call resumes. ``profile`` (the
+    testbed's stack profile) overrides the experiment's ``profile``. Every run is checked against
+    the backend first (the testbed: variants of this kernel, applicable ``[tcp]`` settings): the
+    first problem is a ScenarioError and nothing runs.
     """
     jobs = check_options(executor, jobs, scheduler, backend)
-    backends.check(backend)
+    exp = with_profile(exp, backend, profile)
+    backends.get(backend)
     runs = exp.runs(backend)
+    checked: set[str] = set()
+    for run in runs:
+        text = canonical_json(scenario_json(run.scenario))
+        if text in checked:
+            continue
+        checked.add(text)
+        try:
+            backends.check_scenario(backend, run.scenario, exp.profile)
+        except ScenarioError as e:
+            if e.field == "profile":
+                raise
+            raise _blame(exp, run.point, e) from None
+    backends.check(backend)  # the tools (the testbed: root, iperf3, the router …), once the grid is known good
+    options: dict[str, Any] = {"profile": exp.profile, "sweep": uuid.uuid4().hex} if backend == "testbed" else {}
     path = Path(store) if store is not None else default_store_path(exp)
     if store is None:
         path.parent.mkdir(exist_ok=True)
@@ -287,7 +328,7 @@ def run_experiment(
         bar = _Progress(console, progress, _describe(exp, report), len(todo))
         try:
             bar.start()
-            for run, payload in _results(backend, todo, executor, jobs, scheduler):
+            for run, payload in _results(backend, todo, executor, jobs, scheduler, options):
                 db.write(_record(exp, run, payload))
                 report.ran += 1
                 bar.advance(run, payload)
@@ -421,7 +462,10 @@ def main_run(args: Any) -> int:
 
     from .experiment import load_experiment
 
-    exp = load_experiment(args.file)
+    backend = args.backend
+    check_profile(backend, getattr(args, "profile", None))
+    exp = load_experiment(args.file, tuple(backends.variants(backend)))
+    exp = with_profile(exp, backend, getattr(args, "profile", None))
     # A wide table is not folded when the output goes to a file or a pipe.
     console = Console() if sys.stdout.isatty() else Console(width=240)
     report = run_experiment(

@@ -34,10 +34,11 @@ from ..config import CbrFlow, Dumbbell as DumbbellTopology, Scenario, TcpFlow
 from ..errors import ScenarioError, TcplabError
 from ..result import Result
 from .. import variants
-from . import tools, topology
+from . import stack as stacks_, tools, topology
+from .stack import FlowStack
 from .topology import FWD_TUN, REV_TUN, ROUTER_NS
 
-__all__ = ["run", "calibrate", "Calibration", "PROFILES", "router_binary", "LATENESS_LIMIT_NS", "LOCK_PATH"]
+__all__ = ["run", "check", "calibrate", "sweep_calibration", "Calibration", "PROFILES", "router_binary", "LATENESS_LIMIT_NS", "LOCK_PATH"]
 
 #: A run whose router released packets later than this at the 99.9th percentile is invalid.
 LATENESS_LIMIT_NS = 1_000_000
@@ -75,7 +76,9 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 #: Sysctls read back from the hosts for the record.
-_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_no_metrics_save")
+_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_no_metrics_save") + (
+    ("net.ipv4.tcp_rto_max_ms",) if Path("/proc/sys/net/ipv4/tcp_rto_max_ms").exists() else ()
+)
 
 
 def router_binary() -> str:
@@ -225,6 +228,7 @@ class _Testbed:
     queue: dict[str, Any]
     profile: str
     workdir: Path
+    stacks: list[FlowStack] = field(default_factory=list)
     topo: topology.Dumbbell = field(init=False)
     router: _Router | None = None
 
@@ -237,6 +241,12 @@ class _Testbed:
         if leftovers:
             raise TcplabError(f"testbed namespaces from an earlier run exist ({', '.join(leftovers)}): run 'tcplab testbed clean'")
         self.topo.create()
+        # Each flow's own settings over the profile's (docs/testbed.md, "[tcp] settings").
+        for i, flow_stack in enumerate(self.stacks, start=1):
+            tools.sysctl_set(topology.sender_ns(i), flow_stack.sender_sysctls)
+            tools.sysctl_set(topology.receiver_ns(i), flow_stack.receiver_sysctls)
+            self.topo.set_default_route(topology.sender_ns(i), topology.sender_gateway(i), flow_stack.sender_route)
+            self.topo.set_default_route(topology.receiver_ns(i), topology.receiver_gateway(i), flow_stack.receiver_route)
         self.router = _Router(self.workdir, self.rate_bps, self.rtt_ns // 2, self.queue)
         self.topo.attach_router()
 
@@ -249,7 +259,7 @@ class _Testbed:
 
 
 @contextlib.contextmanager
-def _session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], profile: str) -> Iterator[_Testbed]:
+def _session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], profile: str, stacks: list[FlowStack] | None = None) -> Iterator[_Testbed]:
     """Everything a run needs, removed afterwards whatever happens (SIGTERM becomes
     KeyboardInterrupt for the duration; a SIGKILL is left to the watchdog and ``tcplab testbed clean``)."""
     tools.require()
@@ -262,7 +272,7 @@ def _session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], prof
     try:
         with _lock(), tempfile.TemporaryDirectory(prefix="tcplab-testbed-") as tmp:
             watchdog = _Watchdog()
-            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp))
+            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []))
             try:
                 bed.open()
                 yield bed
@@ -385,32 +395,32 @@ def calibrate(rtt_ns: int, rate_bps: int, buffer_pkts: int | None = None, udp_se
 # --- a scenario ---------------------------------------------------------------------------------
 
 
-def _check_supported(scenario: Scenario) -> DumbbellTopology:
+def check(scenario: Scenario, profile: str = "default") -> tuple[DumbbellTopology, list[FlowStack]]:
+    """Refuse, with one :class:`ScenarioError`, what the testbed cannot run (a graph, random loss,
+    CBR flows, a variant this kernel lacks, a ``[tcp]`` setting it cannot apply, an unknown
+    profile); otherwise the dumbbell and each flow's :class:`~.stack.FlowStack`. Builds nothing."""
+    if profile not in PROFILES:
+        raise ScenarioError("profile", profile, f"expected one of {', '.join(PROFILES)}")
     topo = scenario.topology
     if not isinstance(topo, DumbbellTopology):
         raise ScenarioError("topology.kind", "graph", "expected 'dumbbell' (the testbed builds dumbbells only)")
     if topo.loss or topo.reverse_loss:
         raise ScenarioError("topology.loss", topo.loss or topo.reverse_loss, "expected 0 (the testbed router has no random loss)")
     for i, flow in enumerate(scenario.flows):
-        if isinstance(flow, CbrFlow):
-            raise ScenarioError(f"flows[{i}].kind", "cbr", "expected 'tcp' (the testbed runs TCP flows only)")
+        if isinstance(flow, CbrFlow) or not isinstance(flow, TcpFlow):
+            raise ScenarioError(f"flows[{i}].kind", getattr(flow, "kind", "?"), "expected 'tcp' (the testbed runs TCP flows only)")
         if flow.drop_segments:
             raise ScenarioError(f"flows[{i}].drop_segments", flow.drop_segments, "expected [] (a test hook of the simulator)")
-        cc = kernel_cc(flow.variant)
-        if cc not in available_cc():
-            raise ScenarioError(f"flows[{i}].variant", flow.variant, f"expected a congestion control this kernel offers: {', '.join(sorted(available_cc()))}")
-    return topo
+    return topo, stacks_.plan(scenario, PROFILES[profile]["sysctls"])
 
 
 def kernel_cc(variant: str) -> str:
-    """The Linux congestion control of a variant: the classic ones are all Linux's ``reno``
-    (whose recovery is always SACK + PRR, RFC 6675/6937); others are named as in Linux."""
-    name = variants.normalise(variant)
-    return "reno" if name in variants.CLASSIC else name
+    """The Linux congestion control of a variant (:func:`.stack.kernel_cc`)."""
+    return stacks_.kernel_cc(variant)
 
 
 def available_cc() -> set[str]:
-    return set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+    return set(stacks_.available_cc())
 
 
 def _iperf_version() -> str:
@@ -418,31 +428,83 @@ def _iperf_version() -> str:
     return out.splitlines()[0].strip() if out else "?"
 
 
-def run(scenario: Scenario | str | os.PathLike[str], seed: int | None = None, profile: str = "default") -> Result:
+#: Calibrations of the sweeps of this process: (sweep, RTT ns, bottleneck bit/s, profile) → the
+#: calibration, or the message of the error that stopped it.
+_SWEEP_CALIBRATIONS: dict[tuple[str, int, int, str], Calibration | str] = {}
+#: A sweep's calibration: pings and seconds of UDP at the bottleneck rate.
+SWEEP_PINGS = 20
+SWEEP_UDP_SECONDS = 3
+
+
+def sweep_calibration(sweep: str, scenario: Scenario, profile: str = "default") -> Calibration | str:
+    """The calibration of ``scenario``'s path (RTT, bottleneck) in sweep ``sweep``: measured by
+    :func:`calibrate` the first time this process asks, then reused for every run of the sweep on
+    that path. A calibration that could not be made at all comes back as its error message."""
+    topo = scenario.topology
+    assert isinstance(topo, DumbbellTopology)
+    key = (sweep, topo.rtt.ns, topo.bottleneck.bps, profile)
+    if key not in _SWEEP_CALIBRATIONS:
+        try:
+            cal: Calibration | str = calibrate(topo.rtt.ns, topo.bottleneck.bps, udp_seconds=SWEEP_UDP_SECONDS, profile=profile, ping_count=SWEEP_PINGS)
+        except tools.MissingTool:
+            raise
+        except TcplabError as e:
+            cal = f"{type(e).__name__}: {e}"
+        _SWEEP_CALIBRATIONS[key] = cal
+    return _SWEEP_CALIBRATIONS[key]
+
+
+def run(
+    scenario: Scenario | str | os.PathLike[str],
+    seed: int | None = None,
+    profile: str = "default",
+    calibration: Calibration | str | None = None,
+) -> Result:
     """Run ``scenario`` on the emulated testbed (real Linux TCP, iperf3, the tcplab router) and
     return a :class:`Result` with :func:`tcplab.simulate`'s tables (unmeasurable columns NaN).
 
-    ``meta["valid"]`` is False, with ``meta["invalid_reason"]``, when the ping RTT is off the
-    setting by more than 1 ms or the router's timer lateness p99.9 exceeds 1 ms.
+    ``calibration``: the path's calibration made beforehand (:func:`sweep_calibration`; a string
+    is the error of one that failed, and the run is not made); without it the run pings its path
+    itself. ``meta["valid"]`` is False, with ``meta["invalid_reason"]``, when the calibration is
+    off (ping RTT more than 1 ms off the setting, UDP rate more than 2 % off the bottleneck), the
+    router's timer lateness p99.9 exceeds 1 ms, or the router lost packets outside the queue.
     """
     if not isinstance(scenario, Scenario):
         scenario = load(scenario)
     if seed is not None:
         scenario = scenario.model_copy(update={"seed": int(seed)})
-    topo = _check_supported(scenario)
+    topo, stacks = check(scenario, profile)
+    if isinstance(calibration, str):
+        raise TcplabError(f"calibration failed at RTT {topo.rtt}, bottleneck {topo.bottleneck}: {calibration}")
     n = len(scenario.flows)
     queue = {"kind": "droptail", **topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns)}
     rng = random.Random(scenario.seed)
     starts_ns = [flow.start.ns + int(rng.random() * scenario.start_jitter.ns) for flow in scenario.flows]
     duration_ns = scenario.duration.ns
-    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile) as bed:
-        rtts = _ping(5)
-        stack = tools.sysctl_get(topology.sender_ns(1), list(_RECORDED))
+    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks) as bed:
+        rtts = _ping(5) if calibration is None else None
+        hosts = _read_back(n)
         assert bed.router is not None
-        flows, snapshots = _run_flows(scenario, starts_ns, bed.workdir, bed.router)
+        flows, snapshots = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)
         report = bed.router.stop()
-    calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {})
-    return _result(scenario, flows, snapshots, report, calibration, stack, profile, queue, starts_ns, duration_ns)
+    if calibration is None:
+        assert rtts is not None
+        calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {})
+        source = "this run (ping)"
+    else:
+        source = "the sweep's calibration of this RTT and bottleneck"
+    return _result(scenario, flows, snapshots, report, calibration, source, hosts, stacks, profile, queue, starts_ns, duration_ns)
+
+
+def _read_back(pairs: int) -> dict[str, Any]:
+    """Each host's TCP sysctls and default route as the kernel reports them."""
+    out: dict[str, Any] = {}
+    for i in range(1, pairs + 1):
+        for ns in (topology.sender_ns(i), topology.receiver_ns(i)):
+            host = tools.sysctl_get(ns, list(_RECORDED))
+            host["route"] = " ".join(tools.ip("route", "show", "default", ns=ns).split())
+            out[ns] = host
+    return out
 
 
 def load(path: str | os.PathLike[str]) -> Scenario:
@@ -490,7 +552,7 @@ class _FlowRun:
     server: dict[str, Any]
 
 
-def _run_flows(scenario: Scenario, starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]]]:
+def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]]]:
     duration_ns = scenario.duration.ns
     sampler: _Sampler | None = None
     servers: list[subprocess.Popen[bytes]] = []
@@ -518,7 +580,7 @@ def _run_flows(scenario: Scenario, starts_ns: list[int], workdir: Path, router: 
             delay = (t0 + starts_ns[i] - time.monotonic_ns()) / 1e9
             if delay > 0:
                 time.sleep(delay)
-            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(5201 + i), "-C", kernel_cc(flow.variant), "-t", str(seconds), "-i", "1", "-J"]
+            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(5201 + i), "-C", stacks[i].cc, "-t", str(seconds), "-i", "1", "-J"]
             _, _, out, err = files[i]
             with open(out, "wb") as o, open(err, "wb") as e:
                 actual[i] = time.monotonic_ns() - t0
@@ -578,7 +640,9 @@ def _result(
     snapshots: dict[int, dict[str, tuple[int, int]]],
     report: dict[str, Any],
     calibration: Calibration,
-    stack: dict[str, str],
+    calibration_source: str,
+    hosts: dict[str, Any],
+    stacks: list[FlowStack],
     profile: str,
     queue: dict[str, Any],
     starts_ns: list[int],
@@ -641,7 +705,7 @@ def _result(
     intervals["t_ns"] = intervals["t_ns"].astype(np.int64)
     queues = _queues(n, fwd, rev)
     lateness_p999 = max(fwd["lateness"]["p999_ns"], rev["lateness"]["p999_ns"])
-    reasons = calibration.problems()
+    reasons = [f"calibration failed: {problem}" for problem in calibration.problems()]
     if lateness_p999 > LATENESS_LIMIT_NS:
         reasons.append(f"router timer lateness p99.9 {lateness_p999 / 1e3:.0f} µs exceeds {LATENESS_LIMIT_NS / 1e3:.0f} µs")
     overflow = fwd["overflow_pkts"] + rev["overflow_pkts"] + fwd["write_errors"] + rev["write_errors"]
@@ -654,25 +718,31 @@ def _result(
         "meta": {"transmissions": float("nan"), "events": float("nan"), "end_ns": duration_ns, "node_names": scenario.node_names},
     }
     result = Result.from_engine(scenario, raw, engine_version=None)
+    cal = {**calibration.as_dict(), "source": calibration_source}
     result.meta.update(
         backend="testbed",
         valid=not reasons,
         invalid_reason="; ".join(reasons) if reasons else None,
-        calibration=calibration.as_dict(),
+        calibration=cal,
         router=report,
         backend_info={
             "backend": "testbed",
             "kernel": os.uname().release,
             "profile": profile,
-            "stack": stack,
+            "stack": hosts[topology.sender_ns(1)],
+            "hosts": hosts,
+            "flow_stacks": [s.as_dict() for s in stacks],
             "profile_sysctls": PROFILES[profile]["sysctls"],
-            "congestion_control": [kernel_cc(v) for v in scenario.flow_variants],
+            "congestion_control": [s.cc for s in stacks],
+            "calibration": cal,
+            "lateness_p999_ns": lateness_p999,
+            "overflow_pkts": overflow,
             "iperf3": _iperf_version(),
             "router": {"rate_bps": fwd["rate_bps"], "delay_ns": fwd["delay_ns"], "queue": queue, "realtime": bool(fwd["realtime"] and rev["realtime"])},
             "flow_starts_ns": [r.start_ns for r in runs],
             "planned_starts_ns": starts_ns,
             "offloads": "tso gso gro off on every veth",
-            "not_applied": "the scenario's [tcp] settings (mss, rwnd, sndbuf, delayed ACK, RTOs, recovery): the kernel's own; access links are unshaped veths, their delay folded into the router's rtt/2",
+            "not_applied": "access links are unshaped veths, their delay folded into the router's rtt/2; Linux recovers with PRR and (SACK off) NewReno partial ACKs whatever the variant",
         },
     )
     return result

@@ -64,6 +64,16 @@ def receiver_addr(i: int) -> str:
     return f"10.202.{i}.2"
 
 
+def sender_gateway(i: int) -> str:
+    """The router's address on sender ``i``'s link: the sender's default route."""
+    return f"10.201.{i}.1"
+
+
+def receiver_gateway(i: int) -> str:
+    """The router's address on receiver ``i``'s link: the receiver's default route."""
+    return f"10.202.{i}.1"
+
+
 @dataclass
 class Dumbbell:
     """``pairs`` sender/receiver namespaces around one router namespace."""
@@ -92,11 +102,11 @@ class Dumbbell:
         self._add_ns(ROUTER_NS)
         tools.sysctl_set(ROUTER_NS, ROUTER_SYSCTLS)
         for i in range(1, self.pairs + 1):
-            for ns, host_ip, side, net in ((sender_ns(i), sender_addr(i), "s", 201), (receiver_ns(i), receiver_addr(i), "r", 202)):
+            for ns, host_ip, side in ((sender_ns(i), sender_addr(i), "s"), (receiver_ns(i), receiver_addr(i), "r")):
                 self._add_ns(ns)
                 host_dev, router_dev = f"{PREFIX}{side}{i}h", f"{PREFIX}{side}{i}"
                 tools.ip("link", "add", host_dev, "netns", ns, "type", "veth", "peer", "name", router_dev, "netns", ROUTER_NS)
-                gateway = f"10.{net}.{i}.1"
+                gateway = sender_gateway(i) if side == "s" else receiver_gateway(i)
                 tools.ip("addr", "add", f"{host_ip}/24", "dev", host_dev, ns=ns)
                 tools.ip("addr", "add", f"{gateway}/24", "dev", router_dev, ns=ROUTER_NS)
                 link_opts = ["txqueuelen", str(self.host_txqueuelen)] if self.host_txqueuelen else []
@@ -107,6 +117,11 @@ class Dumbbell:
                 tools.ip("route", "add", "default", "via", gateway, ns=ns)
                 tools.sysctl_set(ROUTER_NS, {f"net.ipv4.conf.{router_dev}.rp_filter": "0"})
                 tools.sysctl_set(ns, self.host_sysctls)
+
+    def set_default_route(self, ns: str, gateway: str, attrs: tuple[str, ...]) -> None:
+        """Change a host's default route to carry ``attrs`` (``initcwnd 10 rto_min 200ms`` …)."""
+        if attrs:
+            tools.ip("route", "change", "default", "via", gateway, *attrs, ns=ns)
 
     def attach_router(self) -> None:
         """Bring the router's TUN devices up and route each direction into its own."""

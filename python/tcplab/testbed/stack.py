@@ -1,0 +1,174 @@
+"""What each flow's hosts run: the kernel congestion control and the scenario's ``[tcp]`` settings
+as per-namespace sysctls and route attributes.
+
+Every flow has its own sender and receiver namespace, so per-flow settings are per-namespace
+settings. What maps cleanly is applied; anything else is refused with one line naming the field,
+the value and what the testbed can do, before anything is built:
+
+============================  ===================================================================
+``[tcp]`` field               on the testbed
+============================  ===================================================================
+``init_cwnd``                 sender's default route ``initcwnd N`` (Linux's default is 10, RFC 6928)
+``rwnd``                      receiver's ``net.ipv4.tcp_rmem`` maximum (the window Linux advertises
+                              is this buffer less its per-packet overhead: ``tcp_rmem``'s scaling ratio)
+``sndbuf``                    sender's ``net.ipv4.tcp_wmem`` maximum
+``timestamps``                ``net.ipv4.tcp_timestamps`` on both hosts (negotiated in the SYN)
+``sack``                      ``net.ipv4.tcp_sack`` on both hosts (negotiated in the SYN)
+``min_rto``                   sender's default route ``rto_min`` (whole milliseconds: the route
+                              metric RTAX_RTO_MIN is kept in ms)
+``max_rto``                   sender's ``net.ipv4.tcp_rto_max_ms`` (1 s to 120 s; Linux ≥ 6.15)
+``delayed_ack = false``       receiver's default route ``quickack 1`` (RTAX_QUICKACK: the receiver
+                              stays in quick-ACK mode and ACKs every segment)
+``delack_timeout``            only 40 ms: Linux's delayed-ACK timer adapts between 40 ms and 200 ms
+                              (TCP_DELACK_MIN/MAX) and has no per-namespace setting
+``initial_rto``               only 1 s: Linux's TCP_TIMEOUT_INIT (RFC 6298 (2.1)) has no setting
+``mss``                       only unset: Linux derives it from the 1500-byte MTU (1448 B with
+                              timestamps, 1460 B without)
+``prr = false``               refused: Linux always reduces with PRR (RFC 6937) in recovery
+``cc_params``/``[cc.<name>]`` refused: congestion-control module parameters are host-wide
+============================  ===================================================================
+
+Variants: ``newreno`` and ``sack`` are Linux's ``reno`` with SACK off and on (Linux's recovery
+without SACK is NewReno's partial-ACK recovery, RFC 6582; with SACK it is RFC 6675's); ``reno``
+is Linux's ``reno`` with the variant's SACK setting (off), which recovers as NewReno does: Linux
+has no pure Reno recovery. ``tahoe`` does not exist in Linux. Other variants are the kernel's own
+congestion controls by their names (``cubic``, ``bbr`` …) and run with SACK on, as the simulator
+runs its Linux-like variants.
+
+A setting the stack profile also sets (``tuned``: ``tcp_rmem``/``tcp_wmem`` maxima of 500 MB)
+follows the profile unless the scenario sets it explicitly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import variants
+from ..config import Scenario, TcpFlow
+from ..errors import ScenarioError
+
+__all__ = ["FlowStack", "plan", "available_cc", "kernel_cc", "CC_SYSCTL"]
+
+CC_SYSCTL = "net.ipv4.tcp_available_congestion_control"
+_PROC = Path("/proc/sys/net/ipv4")
+
+#: Linux's fixed values of the settings the testbed cannot change (the simulator's defaults).
+_LINUX_DELACK_MIN_NS = 40_000_000  # TCP_DELACK_MIN, HZ/25
+_LINUX_TIMEOUT_INIT_NS = 1_000_000_000  # TCP_TIMEOUT_INIT, RFC 6298 (2.1)
+_LINUX_RTO_MAX_NS = 120_000_000_000  # TCP_RTO_MAX
+_RTO_MAX_RANGE_MS = (1_000, 120_000)  # net.ipv4.tcp_rto_max_ms bounds
+#: Linux's defaults of tcp_rmem/tcp_wmem's first two values (min, default), bytes.
+_RMEM_LOW = (4096, 131072)
+_WMEM_LOW = (4096, 16384)
+
+
+def available_cc() -> list[str]:
+    """The kernel's ``net.ipv4.tcp_available_congestion_control``."""
+    return (_PROC / "tcp_available_congestion_control").read_text().split()
+
+
+def kernel_cc(variant: str) -> str:
+    """The Linux congestion control a variant runs as: ``reno`` for the classic ones (``tahoe`` is
+    refused by :func:`plan`), otherwise the variant's own name."""
+    name = variants.normalise(variant)
+    return "reno" if name in variants.CLASSIC else name
+
+
+@dataclass(frozen=True)
+class FlowStack:
+    """One flow's hosts: its congestion control, sysctls and default-route attributes."""
+
+    cc: str
+    sack: bool
+    sender_sysctls: dict[str, str] = field(default_factory=dict)
+    receiver_sysctls: dict[str, str] = field(default_factory=dict)
+    sender_route: tuple[str, ...] = ()
+    receiver_route: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cc": self.cc,
+            "sack": self.sack,
+            "sender_sysctls": dict(self.sender_sysctls),
+            "receiver_sysctls": dict(self.receiver_sysctls),
+            "sender_route": " ".join(self.sender_route),
+            "receiver_route": " ".join(self.receiver_route),
+        }
+
+
+def _explicit(scenario: Scenario, flow: TcpFlow, name: str) -> bool:
+    """Whether ``[tcp].name`` or the flow's own override is written in the scenario."""
+    return getattr(flow, name) is not None or name in scenario.tcp.model_fields_set
+
+
+def _refuse(flow: TcpFlow, i: int, name: str, value: Any, allowed: str) -> ScenarioError:
+    """Name the field where it is written: the flow's override, else ``[tcp]``."""
+    where = f"flows[{i}]" if getattr(flow, name, None) is not None else "tcp"
+    return ScenarioError(f"{where}.{name}", value, allowed)
+
+
+def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, available: list[str] | None = None) -> list[FlowStack]:
+    """Each flow's :class:`FlowStack`; a variant this kernel lacks or a ``[tcp]`` setting the
+    testbed cannot apply is a :class:`ScenarioError` (one line: field, value, what is allowed)."""
+    profile_sysctls = profile_sysctls or {}
+    offered = available if available is not None else available_cc()
+    out = []
+    for i, flow in enumerate(scenario.flows):
+        if not isinstance(flow, TcpFlow):
+            continue  # refused elsewhere (the testbed runs TCP flows only)
+        name = variants.normalise(flow.variant)
+        cc = kernel_cc(flow.variant)
+        if name == "tahoe" or cc not in offered:
+            raise ScenarioError(
+                f"flows[{i}].variant",
+                flow.variant,
+                f"expected a congestion control this kernel offers ({CC_SYSCTL} = {' '.join(offered)}; newreno and sack run as its reno)",
+            )
+        out.append(_flow_stack(scenario, i, flow, name, cc, profile_sysctls))
+    return out
+
+
+def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, profile: dict[str, str]) -> FlowStack:
+    tcp = scenario.tcp_settings(flow)
+    if tcp.mss is not None:
+        raise _refuse(flow, i, "mss", str(tcp.mss), "expected unset on the testbed (Linux derives the MSS from the 1500-byte MTU)")
+    if tcp.delack_timeout.ns != _LINUX_DELACK_MIN_NS:
+        raise _refuse(flow, i, "delack_timeout", str(tcp.delack_timeout), "expected 40ms on the testbed (Linux's delayed-ACK timer adapts from 40 ms to 200 ms and has no setting)")
+    if tcp.initial_rto.ns != _LINUX_TIMEOUT_INIT_NS:
+        raise _refuse(flow, i, "initial_rto", str(tcp.initial_rto), "expected 1s on the testbed (Linux's TCP_TIMEOUT_INIT has no setting)")
+    if tcp.prr is False:
+        raise _refuse(flow, i, "prr", False, "expected true or unset on the testbed (Linux always recovers with PRR, RFC 6937)")
+    if tcp.min_rto.ns % 1_000_000:
+        raise _refuse(flow, i, "min_rto", str(tcp.min_rto), "expected whole milliseconds on the testbed (the route's rto_min is in ms)")
+    if flow.cc_params or (name in variants.names() and scenario.cc_params(flow)):
+        raise ScenarioError(f"flows[{i}].cc_params", flow.cc_params or "[cc]", "expected none on the testbed (Linux's congestion-control parameters are host-wide module parameters)")
+
+    if tcp.sack is not None:
+        sack = tcp.sack
+    elif name in variants.CLASSIC:
+        sack = variants.CLASSIC[name].sack
+    else:
+        sack = True  # Linux-like variants run SACK + PRR, in the simulator as in Linux
+
+    both = {"net.ipv4.tcp_sack": str(int(sack)), "net.ipv4.tcp_timestamps": str(int(tcp.timestamps))}
+    if "net.ipv4.tcp_timestamps" in profile and not _explicit(scenario, flow, "timestamps"):
+        both["net.ipv4.tcp_timestamps"] = profile["net.ipv4.tcp_timestamps"]
+    sender, receiver = dict(both), dict(both)
+    if "net.ipv4.tcp_rmem" not in profile or _explicit(scenario, flow, "rwnd"):
+        rwnd = tcp.rwnd.bytes
+        receiver["net.ipv4.tcp_rmem"] = f"{min(_RMEM_LOW[0], rwnd)} {min(_RMEM_LOW[1], rwnd)} {rwnd}"
+    if "net.ipv4.tcp_wmem" not in profile or _explicit(scenario, flow, "sndbuf"):
+        sndbuf = tcp.sndbuf.bytes
+        sender["net.ipv4.tcp_wmem"] = f"{min(_WMEM_LOW[0], sndbuf)} {min(_WMEM_LOW[1], sndbuf)} {sndbuf}"
+    if tcp.max_rto.ns != _LINUX_RTO_MAX_NS:
+        ms = tcp.max_rto.ns / 1e6
+        if not (_PROC / "tcp_rto_max_ms").exists():
+            raise _refuse(flow, i, "max_rto", str(tcp.max_rto), "expected 120s on this kernel (net.ipv4.tcp_rto_max_ms needs Linux 6.15 or later)")
+        if ms != int(ms) or not _RTO_MAX_RANGE_MS[0] <= ms <= _RTO_MAX_RANGE_MS[1]:
+            raise _refuse(flow, i, "max_rto", str(tcp.max_rto), "expected whole milliseconds from 1s to 120s on the testbed (net.ipv4.tcp_rto_max_ms)")
+        sender["net.ipv4.tcp_rto_max_ms"] = str(int(ms))
+    sender_route = ("initcwnd", str(tcp.init_cwnd), "rto_min", f"{tcp.min_rto.ns // 1_000_000}ms")
+    receiver_route = () if tcp.delayed_ack else ("quickack", "1")
+    return FlowStack(cc, sack, sender, receiver, sender_route, receiver_route)
