@@ -298,7 +298,7 @@ impl Simulation {
         }
         if link.delay_ns == 0 {
             let to = link.to;
-            self.at_node(to, pkt);
+            self.at_node(to, &pkt);
         } else {
             let at = now + link.delay_ns;
             link.pipe.push_back((at, pkt));
@@ -315,7 +315,7 @@ impl Simulation {
             self.events.push(next_at, Event::Arrive(l));
         }
         let to = link.to;
-        self.at_node(to, pkt);
+        self.at_node(to, &pkt);
     }
 
     fn count_drop(&mut self, pkt: &Packet) {
@@ -325,21 +325,29 @@ impl Simulation {
     }
 
     /// A packet reached `node`: deliver it or forward it.
-    fn at_node(&mut self, node: NodeId, pkt: Packet) {
+    #[inline]
+    fn at_node(&mut self, node: NodeId, pkt: &Packet) {
         if node != pkt.dst {
-            self.forward(node, pkt);
-            return;
+            self.forward(node, *pkt);
+        } else {
+            self.deliver(node, pkt);
         }
+    }
+
+    /// Hand a packet to its endpoint. Kept out of line: inlining every endpoint's handlers into
+    /// the event loop made it spill registers on every event (measured: 1.3x slower).
+    #[inline(never)]
+    fn deliver(&mut self, node: NodeId, pkt: &Packet) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         let f = pkt.flow;
         let flow = &mut self.flows[f.idx()];
         match (&mut flow.ends, pkt.kind) {
-            (Endpoints::Tcp { receiver, .. }, Kind::Data) => receiver.on_data(&pkt, now, &mut out),
-            (Endpoints::Tcp { sender, .. }, Kind::Ack) => sender.on_ack(&pkt, now, &mut out),
-            (Endpoints::Cbr { sink, .. }, Kind::Udp) => sink.on_datagram(&pkt, now),
-            (Endpoints::Dccp { receiver, .. }, Kind::DccpData) => receiver.on_data(&pkt, now, &mut out),
-            (Endpoints::Dccp { sender, .. }, Kind::DccpAck) => sender.on_ack(&pkt, now, &mut out),
+            (Endpoints::Tcp { receiver, .. }, Kind::Data) => receiver.on_data(pkt, now, &mut out),
+            (Endpoints::Tcp { sender, .. }, Kind::Ack) => sender.on_ack(pkt, now, &mut out),
+            (Endpoints::Cbr { sink, .. }, Kind::Udp) => sink.on_datagram(pkt, now),
+            (Endpoints::Dccp { receiver, .. }, Kind::DccpData) => receiver.on_data(pkt, now, &mut out),
+            (Endpoints::Dccp { sender, .. }, Kind::DccpAck) => sender.on_ack(pkt, now, &mut out),
             _ => unreachable!("packet kind matches its flow"),
         }
         self.emit(node, &mut out);

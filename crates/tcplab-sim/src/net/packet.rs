@@ -42,10 +42,8 @@ pub struct Packet {
     pub kind: Kind,
     /// Retransmitted data segment.
     pub retrans: bool,
-    /// Number of valid entries in `sack`.
+    /// Number of valid entries in `sack` (TCP) or Ack Vector runs (DCCP-Ack).
     pub n_sack: u8,
-    /// Number of valid entries in `ackvec`.
-    pub n_runs: u8,
     /// IP packet size (what a link serialises).
     pub size_bytes: u32,
     /// Data: segment number (sequence space in whole segments). UDP: datagram number.
@@ -56,13 +54,10 @@ pub struct Packet {
     /// Acknowledgement Number the sender has received, which acknowledges that Ack and lets the
     /// receiver trim its Ack Vector (RFC 4340 §11.4.2).
     pub ack: u32,
-    /// SACK blocks as [start, end) in segments.
+    /// TCP: SACK blocks as [start, end) in segments. DCCP (which has no SACK) keeps its options
+    /// in the same words, through `ackvec_runs`/`set_ackvec` and `ack_ratio`/`set_ack_ratio`, so
+    /// the packet every queue and pipe copies stays 80 bytes.
     pub sack: [(u32, u32); MAX_SACK_BLOCKS],
-    /// DCCP-Ack: Ack Vector run lengths in packets, alternately received and not received,
-    /// starting with the received run that ends at `ack` (RFC 4340 §11.4).
-    pub ackvec: [u16; MAX_ACKVEC_RUNS],
-    /// DCCP-Data: the sender's Ack Ratio (RFC 4340 §11.3), which the receiver applies on arrival.
-    pub ack_ratio: u16,
     /// RFC 7323 TSval: when the sender sent it.
     pub ts_val_ns: Nanos,
     /// RFC 7323 TSecr.
@@ -79,13 +74,10 @@ impl Packet {
             kind,
             retrans: false,
             n_sack: 0,
-            n_runs: 0,
             size_bytes,
             seq: 0,
             ack: 0,
             sack: [(0, 0); MAX_SACK_BLOCKS],
-            ackvec: [0; MAX_ACKVEC_RUNS],
-            ack_ratio: 0,
             ts_val_ns: 0,
             ts_ecr_ns: 0,
             enq_ns: 0,
@@ -97,10 +89,52 @@ impl Packet {
         &self.sack[..self.n_sack as usize]
     }
 
-    /// The Ack Vector's runs (DCCP-Ack).
-    #[inline]
-    pub fn ackvec_runs(&self) -> &[u16] {
-        &self.ackvec[..self.n_runs as usize]
+    /// DCCP-Ack: the Ack Vector's run lengths in packets, alternately received and not
+    /// received, starting with the received run that ends at `ack` (RFC 4340 §11.4).
+    pub fn ackvec_runs(&self) -> AckVecRuns {
+        let mut runs = [0u16; MAX_ACKVEC_RUNS];
+        for (i, r) in runs.iter_mut().enumerate().take(self.n_sack as usize) {
+            let pair = self.sack[i / 2];
+            *r = (if i % 2 == 0 { pair.0 } else { pair.1 }) as u16;
+        }
+        AckVecRuns { runs, n: self.n_sack as usize }
+    }
+
+    /// DCCP-Ack: store the Ack Vector's runs (at most `MAX_ACKVEC_RUNS`).
+    pub fn set_ackvec(&mut self, runs: &[u16]) {
+        debug_assert!(runs.len() <= MAX_ACKVEC_RUNS);
+        for (i, &r) in runs.iter().enumerate() {
+            let pair = &mut self.sack[i / 2];
+            if i % 2 == 0 {
+                pair.0 = r as u32;
+            } else {
+                pair.1 = r as u32;
+            }
+        }
+        self.n_sack = runs.len() as u8;
+    }
+
+    /// DCCP-Data: the sender's Ack Ratio (RFC 4340 §11.3), which the receiver applies on arrival.
+    pub fn ack_ratio(&self) -> u16 {
+        self.sack[0].0 as u16
+    }
+
+    pub fn set_ack_ratio(&mut self, ratio: u16) {
+        self.sack[0].0 = ratio as u32;
+    }
+}
+
+/// An Ack Vector's runs, copied out of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckVecRuns {
+    runs: [u16; MAX_ACKVEC_RUNS],
+    n: usize,
+}
+
+impl std::ops::Deref for AckVecRuns {
+    type Target = [u16];
+    fn deref(&self) -> &[u16] {
+        &self.runs[..self.n]
     }
 }
 
@@ -109,6 +143,6 @@ mod tests {
     #[test]
     fn packet_stays_small() {
         // Packets are copied through queues and pipes by value; keep them within two cache lines.
-        assert!(std::mem::size_of::<super::Packet>() <= 96);
+        assert!(std::mem::size_of::<super::Packet>() <= 80);
     }
 }

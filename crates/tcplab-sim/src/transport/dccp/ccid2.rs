@@ -297,7 +297,7 @@ impl Ccid2Sender {
             let mut p = Packet::new(self.flow, self.dst, Kind::DccpData, self.packet_bytes);
             p.seq = self.next_seq;
             p.ack = self.high_ack.map_or(0, |h| h + 1);
-            p.ack_ratio = self.ack_ratio as u16;
+            p.set_ack_ratio(self.ack_ratio as u16);
             p.ts_val_ns = now;
             self.next_seq += 1;
             self.hist.push_back(SentPacket { sent_ns: now, acked: false });
@@ -381,7 +381,7 @@ impl Ccid2Sender {
 
         // Mark what the Ack Vector reports received, highest first, as Linux walks it.
         let last = self.next_seq - 1;
-        for (lo, hi) in AckVector::received(ackno, p.ackvec_runs()) {
+        for (lo, hi) in AckVector::received(ackno, &p.ackvec_runs()) {
             if hi < self.tail {
                 break;
             }
@@ -467,8 +467,7 @@ mod tests {
     fn ack(ackno: u32, runs: &[u16]) -> Packet {
         let mut p = Packet::new(FlowId(0), NodeId(0), Kind::DccpAck, 48);
         p.ack = ackno;
-        p.ackvec[..runs.len()].copy_from_slice(runs);
-        p.n_runs = runs.len() as u8;
+        p.set_ackvec(runs);
         p
     }
 

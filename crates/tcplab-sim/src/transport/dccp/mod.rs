@@ -187,7 +187,7 @@ impl DccpReceiver {
         self.stats.delivered_pkts += 1;
         self.stats.goodput_bytes += self.payload_bytes as u64;
         self.stats.owd.record(now.saturating_sub(p.ts_val_ns));
-        self.ack_ratio = (p.ack_ratio as u32).max(1);
+        self.ack_ratio = (p.ack_ratio() as u32).max(1);
         if p.ack > self.floor {
             // Ack-of-ack: the sender has seen every Ack up to Acknowledgement Number p.ack − 1.
             self.floor = p.ack;
@@ -211,8 +211,7 @@ impl DccpReceiver {
         let mut a = Packet::new(self.flow, self.peer, Kind::DccpAck, AckVector::ack_packet_bytes(v.runs()));
         a.seq = self.ack_seq;
         a.ack = gsr;
-        a.ackvec = v.runs;
-        a.n_runs = v.n;
+        a.set_ackvec(&v.runs[..v.n as usize]);
         a.ts_ecr_ns = ts_val_ns;
         self.ack_seq = self.ack_seq.wrapping_add(1);
         self.stats.acks_sent += 1;
@@ -296,7 +295,7 @@ mod tests {
         let data = |seq: u32, ratio: u16, ack: u32, r: &mut DccpReceiver, out: &mut Vec<Packet>| {
             let mut p = Packet::new(FlowId(0), NodeId(1), Kind::DccpData, 1500);
             p.seq = seq;
-            p.ack_ratio = ratio;
+            p.set_ack_ratio(ratio);
             p.ack = ack;
             r.on_data(&p, 0, out);
         };
@@ -306,13 +305,13 @@ mod tests {
         // Ack Ratio 2: an ack after the 2nd, 4th and 6th data packet.
         assert_eq!(out.len(), 3);
         let last = out[2];
-        assert_eq!((last.kind, last.ack, last.ackvec_runs()), (Kind::DccpAck, 6, &[2u16, 1, 4][..]));
+        assert_eq!((last.kind, last.ack, &*last.ackvec_runs()), (Kind::DccpAck, 6, &[2u16, 1, 4][..]));
         // 44 B of headers + Ack Vector option of 2 + 3 bytes, padded to 8.
         assert_eq!(last.size_bytes, 52);
         assert_eq!(r.stats.goodput_bytes, 6 * 1424);
         // The sender has seen an ack up to 3: the vector now starts above 3; Ack Ratio 1.
         data(7, 1, 4, &mut r, &mut out);
         assert_eq!(out.len(), 4);
-        assert_eq!((out[3].ack, out[3].ackvec_runs()), (7, &[3u16][..]));
+        assert_eq!((out[3].ack, &*out[3].ackvec_runs()), (7, &[3u16][..]));
     }
 }
