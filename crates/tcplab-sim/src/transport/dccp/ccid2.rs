@@ -515,7 +515,7 @@ mod tests {
         // After a halving, R is never above cwnd; after an RTO it is 1.
         s.on_rto(t * NS_PER_MS, &mut out);
         assert_eq!((s.cwnd, s.ack_ratio, s.pipe), (1, 1, 1));
-        assert_eq!(out.last().unwrap().ack_ratio, 1);
+        assert_eq!(out.last().unwrap().ack_ratio(), 1);
     }
 
     #[test]
