@@ -2,7 +2,6 @@
 
 PYTHON ?= python3
 DEBIAN_PACKAGES := ns2 hyperfine time chromium iperf3 iputils-ping ethtool tshark
-SCENARIO ?= scenarios/reference.toml
 
 .PHONY: all install deps python main test test-rust test-python bench clean
 
@@ -33,12 +32,8 @@ QUICK ?= experiments/paper000-quick.toml
 QUICK_NAME := $(basename $(notdir $(QUICK)))
 
 main:
-	@if tcplab variants bic >/dev/null 2>&1 && tcplab variants cubic >/dev/null 2>&1; then \
-	  tcplab run $(QUICK) && tcplab report results/$(QUICK_NAME).duckdb --out results/$(QUICK_NAME).html; \
-	else \
-	  echo "tcplab: $(QUICK) needs bic and cubic, not in this engine yet; running $(SCENARIO)"; \
-	  tcplab sim $(SCENARIO); \
-	fi
+	tcplab run $(QUICK)
+	tcplab report results/$(QUICK_NAME).duckdb --out results/$(QUICK_NAME).html
 
 test: install test-rust test-python
 
