@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import tcplab
+from leftovers import netns, processes
 import tcplab.testbed as testbed
 from tcplab.testbed.experiment import Calibration
 from tcplab.testbed.tools import PingStats
@@ -25,30 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "scenarios" / "testbed-quick.toml"
 
 
-def _processes(*names: str) -> list[str]:
-    """Command lines of running processes (not zombies) that mention any of ``names``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and any(n in cmdline for n in names) and "pytest" not in cmdline:
-            found.append(cmdline.strip())
-    return found
 
 
-def _netns() -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith("tcplab-")]
 
 
 def _assert_nothing_left() -> None:
-    assert _netns() == []
-    assert _processes("tcplab-router", "iperf3") == []
+    assert netns() == []
+    assert processes("tcplab-router", "iperf3") == []
 
 
 @pytest.fixture(scope="module")
@@ -130,16 +114,16 @@ def test_a_run_leaves_nothing(quick: tcplab.Result) -> None:
 def test_clean_removes_what_a_killed_run_left() -> None:
     runner = subprocess.Popen([sys.executable, "-m", "tcplab", "testbed", "run", str(QUICK), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not _processes("iperf3 -c"):
+    while time.monotonic() < deadline and not processes("iperf3 -c"):
         time.sleep(0.1)
-    assert _processes("iperf3 -c"), "the run never started its flows"
-    assert len(_netns()) == 5
+    assert processes("iperf3 -c"), "the run never started its flows"
+    assert len(netns()) == 5
     runner.send_signal(signal.SIGKILL)
     runner.wait()
     p = subprocess.run([sys.executable, "-m", "tcplab", "testbed", "clean"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     deadline = time.monotonic() + 5  # processes signalled on their parent's death may take a moment
-    while time.monotonic() < deadline and (_netns() or _processes("tcplab-router", "iperf3")):
+    while time.monotonic() < deadline and (netns() or processes("tcplab-router", "iperf3")):
         time.sleep(0.1)
     _assert_nothing_left()
 
@@ -163,7 +147,7 @@ def test_unsupported_scenarios_are_refused_before_anything_starts() -> None:
     cbr = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "cbr", "rate": "1Mbps"}]})
     with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].kind"):
         testbed.run(cbr)
-    assert _netns() == []
+    assert netns() == []
 
 
 def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,6 +28,7 @@ import duckdb
 import pytest
 
 import tcplab
+from leftovers import netns, processes
 import tcplab.testbed as testbed
 from tcplab.experiment import load_experiment
 from tcplab.runner import execute
@@ -61,24 +62,8 @@ def _runs(store: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _netns() -> list[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith("tcplab-")]
 
 
-def _processes(*names: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and any(n in cmdline for n in names) and "pytest" not in cmdline:
-            found.append(cmdline.strip())
-    return found
 
 
 def _follows_the_rule(run: dict[str, Any]) -> bool:
@@ -144,8 +129,8 @@ def test_running_again_runs_nothing(sweep: SimpleNamespace) -> None:
 
 def test_the_sweep_leaves_no_namespace_or_process(sweep: SimpleNamespace) -> None:
     assert sweep.runs
-    assert _netns() == []
-    assert _processes("tcplab-router", "iperf3", "tcplab.testbed.watchdog") == []
+    assert netns() == []
+    assert processes("tcplab-router", "iperf3", "tcplab.testbed.watchdog") == []
 
 
 def test_redo_invalid_reruns_the_invalid_runs_only(sweep: SimpleNamespace) -> None:
@@ -163,7 +148,7 @@ def test_redo_invalid_reruns_the_invalid_runs_only(sweep: SimpleNamespace) -> No
     assert after[redo]["finished_at"] > before[redo]["finished_at"]
     assert after[redo]["invalid_reason"] != "marked invalid" and _follows_the_rule(after[redo])
     assert p.returncode == (0 if after[redo]["valid"] and after[keep]["valid"] else 1)
-    assert _netns() == []
+    assert netns() == []
 
 
 def test_the_simulator_runs_the_same_experiment_and_compare_reports_mean_delta_jfi(sweep: SimpleNamespace) -> None:
@@ -203,7 +188,7 @@ def test_a_variant_the_kernel_lacks_is_one_line_naming_it_and_the_kernels_list(t
         f"tcplab: error: pairs.flow2 = '{variant}': expected a congestion control this kernel offers "
         f"(net.ipv4.tcp_available_congestion_control = {KERNEL_CC}; newreno and sack run as its reno)"
     )
-    assert not store.exists() and _netns() == []
+    assert not store.exists() and netns() == []
 
 
 def test_tcp_settings_the_testbed_cannot_apply_are_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -219,7 +204,7 @@ def test_tcp_settings_the_testbed_cannot_apply_are_refused_before_anything_runs(
     assert p.returncode == 2 and "--jobs = 2: expected 1 with --backend testbed" in p.stderr
     p = _tcplab("run", EXPERIMENT, "--backend", "sim", "--store", store, "--profile", "tuned", timeout=60)
     assert p.returncode == 2 and "--profile = 'tuned': expected --profile only with --backend testbed" in p.stderr
-    assert not store.exists() and _netns() == []
+    assert not store.exists() and netns() == []
 
 
 def test_the_profile_is_part_of_a_testbed_runs_identity(tmp_path: Path) -> None:
@@ -298,7 +283,7 @@ def test_a_sweep_run_whose_path_could_not_be_calibrated_is_invalid_and_builds_no
         del testbed.experiment._SWEEP_CALIBRATIONS[key]
     assert payload["error"] == "TcplabError: calibration failed at RTT 50ms, bottleneck 100Mbps: ToolError: 'ping' failed (exit status 1): no reply"
     assert payload["flows"] is None and payload["versions"]["backend"] == "testbed"
-    assert _netns() == []
+    assert netns() == []
 
 
 def test_tcp_settings_are_applied_in_the_namespaces() -> None:
@@ -329,4 +314,4 @@ def test_tcp_settings_are_applied_in_the_namespaces() -> None:
     assert "quickack 1" in hosts["tcplab-r1"]["route"]
     mbps = result.summary()["throughput_mbps"].iloc[0]
     assert 1 < mbps < 65_536 * 8 / 0.050 / 1e6, mbps
-    assert _netns() == []
+    assert netns() == []

@@ -814,20 +814,7 @@ impl CongestionOps for Bbr {
     /// Linux `bbr_set_state`: an RTO ends the round and counts as a loss for lt sampling.
     fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
         if new_state == CaState::Loss {
-            let rs = RateSample {
-                prior_delivered: 0,
-                prior_ns: 0,
-                delivered: -1,
-                interval_ns: -1,
-                snd_interval_ns: -1,
-                rcv_interval_ns: -1,
-                rtt_ns: -1,
-                losses: 1,
-                acked_sacked: 0,
-                prior_in_flight: 0,
-                is_app_limited: false,
-                is_retrans: false,
-            };
+            let rs = RateSample { losses: 1, ..RateSample::invalid() };
             self.prev_ca_state = CaState::Loss;
             self.full_bw = 0;
             self.round_start = true; // treat RTO like the end of a round
@@ -933,7 +920,7 @@ mod tests {
         b.cycle_idx = 2;
         b.cycle_mstamp_us = 0;
         b.bw.reset(0, 1000);
-        let rs = RateSample { prior_in_flight: 10, ..invalid() };
+        let rs = RateSample { prior_in_flight: 10, ..RateSample::invalid() };
         let mut gains = vec![];
         for k in 1..=16u64 {
             b.update_gains();
@@ -964,7 +951,7 @@ mod tests {
         // inflight target at 5/4: bdp 125 + 3·tso goal + even + 2. Pacing 0 → tso goal 1.
         let target = b.inflight(&tp, b.max_bw(), 320);
         assert_eq!(target, 125 + 3 + 2);
-        let rs = |in_flight| RateSample { prior_in_flight: in_flight, ..invalid() };
+        let rs = |in_flight| RateSample { prior_in_flight: in_flight, ..RateSample::invalid() };
         // In-flight at the next departure counts one TSO burst (1 segment) more while probing.
         b.update_cycle_phase(&tp, &rs(target - 2));
         assert_eq!(b.cycle_idx, 0, "below 5/4 BDP the probe goes on");
@@ -985,7 +972,7 @@ mod tests {
         b.round_start = true;
         for (bw, reached) in [(100, false), (200, false), (240, false), (245, false), (249, true)] {
             b.bw.reset(0, bw);
-            b.check_full_bw_reached(&invalid());
+            b.check_full_bw_reached(&RateSample::invalid());
             assert_eq!(b.full_bw_reached, reached, "bw {bw}");
         }
         // 100 → 200 grew by ≥ 25%; 240, 245, 249 are each below 1.25 · 200 = 250.
@@ -1009,22 +996,5 @@ mod tests {
         b.pacing_rate_bytes_ps = r;
         // TSO goal: r >> 10 = 11,666 B → 8 segments.
         assert_eq!(b.compute_tso_segs_goal(&tp), 8);
-    }
-
-    fn invalid() -> RateSample {
-        RateSample {
-            prior_delivered: 0,
-            prior_ns: 0,
-            delivered: -1,
-            interval_ns: -1,
-            snd_interval_ns: -1,
-            rcv_interval_ns: -1,
-            rtt_ns: -1,
-            losses: 0,
-            acked_sacked: 0,
-            prior_in_flight: 0,
-            is_app_limited: false,
-            is_retrans: false,
-        }
     }
 }

@@ -399,6 +399,24 @@ pub struct RateSample {
 }
 
 impl RateSample {
+    /// A sample that measured nothing (Linux's initial `rate_sample`: delivered and intervals −1).
+    pub fn invalid() -> RateSample {
+        RateSample {
+            prior_delivered: 0,
+            prior_ns: 0,
+            delivered: -1,
+            interval_ns: -1,
+            snd_interval_ns: -1,
+            rcv_interval_ns: -1,
+            rtt_ns: -1,
+            losses: 0,
+            acked_sacked: 0,
+            prior_in_flight: 0,
+            is_app_limited: false,
+            is_retrans: false,
+        }
+    }
+
     /// The sample as a delivery rate, bit/s of `mss_bytes`-segments; `None` if invalid.
     pub fn delivery_rate_bps(&self, mss_bytes: u32) -> Option<u64> {
         (self.delivered >= 0 && self.interval_ns > 0)

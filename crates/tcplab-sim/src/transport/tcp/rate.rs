@@ -104,18 +104,11 @@ pub fn gen(
         tp.delivered_ns = now;
     }
     let mut rs = RateSample {
-        prior_delivered: 0,
-        prior_ns: 0,
-        delivered: -1,
-        interval_ns: -1,
-        snd_interval_ns: -1,
-        rcv_interval_ns: -1,
         rtt_ns: rtt_ns.map_or(-1, |r| r as i64),
         losses: lost,
         acked_sacked: delivered,
         prior_in_flight,
-        is_app_limited: false,
-        is_retrans: false,
+        ..RateSample::invalid()
     };
     if !acc.valid {
         return rs;
