@@ -27,7 +27,7 @@
 //! undo). `init` runs when the flow is built, not at connection set-up (no effect: it only
 //! resets counters).
 
-use super::helpers::{cong_avoid_ai, jiffies, slow_start, HZ};
+use super::helpers::{cong_avoid_ai, jiffies, slow_start_leftover, HZ};
 use super::params::{Param, ParamValues};
 use super::{AckSample, CaState, CongestionOps, TcpCcView};
 
@@ -170,16 +170,8 @@ impl CongestionOps for Bic {
         }
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, mut acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, acked: u32) {
+        let Some(acked) = slow_start_leftover(tp, acked) else { return };
         self.update(tp.snd_cwnd, jiffies(tp.now_ns));
         cong_avoid_ai(tp, self.cnt, acked);
     }

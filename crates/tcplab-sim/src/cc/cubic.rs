@@ -39,7 +39,7 @@
 //!   `max_increment` = 16 segments per 100 ms above K, cnt = 50 before the first loss, the
 //!   delayed-ACK ratio scaling of cnt, and `max(cwnd, W_max)` on undo.
 
-use super::helpers::{clock_us, cong_avoid_ai, jiffies, slow_start, usecs_to_jiffies, HZ};
+use super::helpers::{clock_us, cong_avoid_ai, jiffies, slow_start_leftover, usecs_to_jiffies, HZ};
 use super::params::{Param, ParamValues};
 use super::{AckSample, CaState, CongestionOps, TcpCcView};
 
@@ -322,7 +322,7 @@ impl CongestionOps for Cubic {
         (cwnd * self.cfg.beta / BETA_SCALE).max(2)
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, mut acked: u32) {
+    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, acked: u32) {
         if self.exit_pending {
             // HyStart found the exit on this ACK (Linux sets it in `hystart_update`).
             self.exit_pending = false;
@@ -330,15 +330,7 @@ impl CongestionOps for Cubic {
                 tp.snd_ssthresh = tp.snd_cwnd;
             }
         }
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = slow_start_leftover(tp, acked) else { return };
         self.update(tp.snd_cwnd, acked, jiffies(tp.now_ns));
         cong_avoid_ai(tp, self.cnt, acked);
     }

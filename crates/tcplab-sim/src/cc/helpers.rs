@@ -35,6 +35,17 @@ pub fn slow_start(tp: &mut TcpCcView, acked: u32) -> u32 {
     acked - used
 }
 
+/// The start of every classic `cong_avoid` (Linux `tcp_reno_cong_avoid`, `bictcp_cong_avoid`,
+/// …): nothing unless the sender is cwnd-limited, then slow start up to ssthresh. Returns the
+/// acknowledged segments left for congestion avoidance, or `None` when none are.
+pub fn slow_start_leftover(tp: &mut TcpCcView, acked: u32) -> Option<u32> {
+    if !tp.is_cwnd_limited {
+        return None;
+    }
+    let left = if tp.in_slow_start() { slow_start(tp, acked) } else { acked };
+    (left > 0).then_some(left)
+}
+
 /// Linux `tcp_cong_avoid_ai`: in congestion avoidance, grow cwnd by one segment for every `w`
 /// segments acknowledged (w = cwnd gives one segment per RTT).
 pub fn cong_avoid_ai(tp: &mut TcpCcView, w: u32, acked: u32) {
@@ -65,6 +76,19 @@ mod tests {
         assert_eq!(tp.snd_cwnd, 13);
         assert_eq!(slow_start(&mut tp, 3), 2);
         assert_eq!(tp.snd_cwnd, 14);
+    }
+
+    #[test]
+    fn leftover_after_slow_start_and_nothing_when_not_cwnd_limited() {
+        let mut tp = TcpCcView::new(10, 1448);
+        tp.snd_ssthresh = 12;
+        assert_eq!(slow_start_leftover(&mut tp, 5), None, "not cwnd-limited: no growth");
+        assert_eq!(tp.snd_cwnd, 10);
+        tp.is_cwnd_limited = true;
+        assert_eq!(slow_start_leftover(&mut tp, 1), None, "all used by slow start");
+        assert_eq!(slow_start_leftover(&mut tp, 4), Some(3), "11 -> 12, 3 left over");
+        assert_eq!(tp.snd_cwnd, 12);
+        assert_eq!(slow_start_leftover(&mut tp, 2), Some(2), "congestion avoidance gets all");
     }
 
     #[test]

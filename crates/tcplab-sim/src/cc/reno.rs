@@ -5,7 +5,7 @@
 //!
 //! Deviations: none known.
 
-use super::helpers::{cong_avoid_ai, slow_start};
+use super::helpers::{cong_avoid_ai, slow_start_leftover};
 use super::{CongestionOps, TcpCcView};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -17,16 +17,8 @@ impl CongestionOps for Reno {
         (tp.snd_cwnd >> 1).max(2)
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, mut acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, acked: u32) {
+        let Some(acked) = slow_start_leftover(tp, acked) else { return };
         // In dangerous area, increase slowly.
         cong_avoid_ai(tp, tp.snd_cwnd, acked);
     }

@@ -14,7 +14,7 @@
 //! Deviations: 2.6.22 increased when the counter *exceeded* `min(cwnd, 50)` (one segment per 51
 //! ACKs); tcplab uses today's `tcp_cong_avoid_ai` counting for every profile.
 
-use super::helpers::{cong_avoid_ai, slow_start};
+use super::helpers::{cong_avoid_ai, slow_start_leftover};
 use super::params::{Param, ParamValues};
 use super::{CongestionOps, TcpCcView};
 
@@ -46,16 +46,8 @@ impl CongestionOps for Scalable {
         (tp.snd_cwnd - (tp.snd_cwnd >> MD_SHIFT)).max(2)
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, mut acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, acked: u32) {
+        let Some(acked) = slow_start_leftover(tp, acked) else { return };
         cong_avoid_ai(tp, tp.snd_cwnd.min(self.ai_cnt), acked);
     }
 }
