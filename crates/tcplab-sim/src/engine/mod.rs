@@ -74,14 +74,6 @@ impl EventQueue {
         self.heap.pop().map(|e| (e.at, e.ev))
     }
 
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
         self.heap.peek().map(|e| e.at)
