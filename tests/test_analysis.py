@@ -188,6 +188,22 @@ def test_compare_summary_reports_mean_abs_d_like_001() -> None:
     assert summary["welch_significant"] == 0  # no variance at all: Welch undefined
 
 
+def test_flow_errors_are_relative_to_t_per_flow_and_cell() -> None:
+    s = _cells({"25ms": [0.9, 0.9], "50ms": [0.8, 0.6]})
+    t = _cells({"25ms": [0.7, 0.8], "50ms": [0.7, 0.7]})
+    # flow 1: S 44, 46 vs T 40, 40 (+12.5%); 30, 30 vs 30, 30 (0). flow 2: 50 vs 55, 57 (-10.7%); 60 vs 62, 58 (0)
+    s["flow1_mbps"], t["flow1_mbps"] = [44.0, 46.0, 30.0, 30.0], [40.0, 40.0, 30.0, 30.0]
+    s["flow2_mbps"], t["flow2_mbps"] = [50.0, 50.0, 60.0, 60.0], [55.0, 57.0, 62.0, 58.0]
+    e = analysis.flow_errors(s, t).set_index(["topology.rtt", "flow"])
+    assert e.loc[("25ms", 1), "error"] == pytest.approx(5 / 40)
+    assert e.loc[("25ms", 2), "error"] == pytest.approx(-6 / 56)
+    assert e.loc[("50ms", 1), "error"] == pytest.approx(0.0) and e.loc[("50ms", 2), "error"] == pytest.approx(0.0)
+    assert e.loc[("25ms", 2), "T_std"] == pytest.approx(math.sqrt(2))
+    summary = analysis.flow_error_summary(analysis.flow_errors(s, t), 0.10)
+    assert (summary["cells"], summary["cells_within"], summary["flows"], summary["flows_within"]) == (2, 1, 4, 2)
+    assert summary["max_abs_error"] == pytest.approx(0.125)
+
+
 def test_compare_of_real_stores(runs_table: pd.DataFrame, tiny_other_store: Path) -> None:
     same = analysis.compare(runs_table, runs_table)
     assert (same["D"] == 0).all() and not same["significant"].any()
@@ -283,6 +299,14 @@ def test_compare_command(tiny_store: Path, tiny_other_store: Path, tmp_path: Pat
     assert (out_dir / "difference.png").stat().st_size > 0 and (out_dir / "difference.svg").exists()
     written = pd.read_csv(out_dir / "difference.csv")
     assert len(written) == 4 and np.allclose(sorted(written["D"]), sorted(d))
+    # each flow's throughput error per cell, from the flows tables of both stores
+    flows_q = "SELECT point->>'topology.rtt' AS rtt, point->>'topology.buffer' AS buffer, flow + 1 AS flow, avg(throughput_mbps) AS m FROM runs JOIN flows USING (run_id) GROUP BY ALL"
+    per_flow = _sql(tiny_store, flows_q).merge(_sql(tiny_other_store, flows_q), on=["rtt", "buffer", "flow"], suffixes=("_s", "_t"))
+    error = (per_flow["m_s"] - per_flow["m_t"]) / per_flow["m_t"]
+    assert f"mean |error| {error.abs().mean():.1%}, max {error.abs().max():.1%}" in out
+    assert f"within 10%: {int((error.abs() <= 0.10).sum())} of {len(error)} flows" in out
+    through = pd.read_csv(out_dir / "throughput.csv")
+    assert len(through) == len(error) and np.allclose(sorted(through["error"]), sorted(error))
     # a store of another grid (one RTT), a missing store: one line, exit 2
     half = variant_of(DATA / "tiny.toml", tmp_path, "tiny-half", **{'"topology.rtt" = ["20ms", "80ms"]': '"topology.rtt" = ["20ms"]'})
     half_store = run_store(half, tmp_path / "half.duckdb")

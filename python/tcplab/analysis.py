@@ -724,6 +724,52 @@ def _welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     return float(result.statistic), float(result.pvalue)
 
 
+def flow_errors(s_table: pd.DataFrame, t_table: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Each flow's mean throughput in S against T, per cell: the other half of the fidelity
+    question (two sets can agree on JFI while both flows are off by the same factor).
+
+    One row per cell and flow: the cell's axes, ``flow`` (1-based), ``S`` and ``T`` (the flow's
+    mean throughput over the valid replications, Mb/s), ``S_std``, ``T_std``, ``D = S − T`` and
+    ``error = D / T`` (relative to T). Raises :class:`ResultsError` as :func:`compare` does.
+    """
+    flows = sorted(
+        (c for c in s_table.columns if c.startswith("flow") and c.endswith("_mbps") and c in t_table.columns),
+        key=lambda c: int(c[len("flow") : -len("_mbps")]),
+    )
+    parts = []
+    for column in flows:
+        c = compare(s_table, t_table, metric=column, by=by)
+        keys = [k for k in c.columns if k not in _COMPARE_COLUMNS]
+        part = c[keys].copy()
+        part["flow"] = int(column[len("flow") : -len("_mbps")])
+        for name in ("S", "S_std", "T", "T_std", "D"):
+            part[name] = c[name]
+        part["error"] = c["D"] / c["T"].where(c["T"] > 0)
+        parts.append(part)
+    if not parts:
+        raise ResultsError("compare", "flows", "expected per-flow throughput (flowN_mbps) in both result sets")
+    return pd.concat(parts, ignore_index=True)
+
+
+def flow_error_summary(errors: pd.DataFrame, tolerance: float = 0.10) -> dict[str, float | int]:
+    """``cells``, ``cells_within`` (cells where every flow's |error| ≤ ``tolerance``),
+    ``flows_within`` of ``flows``, ``mean_abs_error`` and ``max_abs_error`` (relative)."""
+    keys = [k for k in errors.columns if k not in ("flow", "S", "S_std", "T", "T_std", "D", "error")]
+    within = errors["error"].abs() <= tolerance
+    per_cell = within.groupby([errors[k].astype(str) for k in keys]).all() if keys else pd.Series([within.all()])
+    return {
+        "cells": int(len(per_cell)),
+        "cells_within": int(per_cell.sum()),
+        "flows": int(len(errors)),
+        "flows_within": int(within.sum()),
+        "mean_abs_error": float(errors["error"].abs().mean()),
+        "max_abs_error": float(errors["error"].abs().max()),
+    }
+
+
+_COMPARE_COLUMNS = ("S", "S_std", "T", "T_std", "n_S", "n_T", "D", "C95", "W", "significant", "t", "p")
+
+
 def compare_summary(comparison: pd.DataFrame, alpha: float = 0.05) -> dict[str, float | int]:
     """The agreement of two result sets in a few numbers: ``mean_abs_d`` (the mean |D| over the
     cells: 001 §4 reports 0.087 for ns-2 against the testbed), ``min_abs_d``, ``max_abs_d`` (its

@@ -16,6 +16,8 @@ __all__ = ["run", "PAPER_001_MEAN_ABS_DJFI"]
 
 #: Paper 001, §4: mean |ΔJFI| between ns-2 and its Linux testbed over the grid.
 PAPER_001_MEAN_ABS_DJFI = 0.087
+#: The fidelity goal for each flow's mean throughput (docs/validation.md).
+FLOW_TOLERANCE = 0.10
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,15 +54,26 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"mean |ΔJFI| {summary['mean_abs_d']:.3f} here; paper 001 reports {PAPER_001_MEAN_ABS_DJFI} for ns-2 against its testbed")
     print(f"significant (W = |D| − 2·Tσ ≥ 0): {summary['significant']} of {summary['cells']} cells")
     print(f"Welch's t-test p < 0.05: {summary['welch_significant']} of {summary['cells']} cells")
+    errors = None
+    if args.metric == "jfi":
+        errors = analysis.flow_errors(s_table, t_table)
+        fs = analysis.flow_error_summary(errors, FLOW_TOLERANCE)
+        print(
+            f"per-flow mean throughput, error (S − T)/T: mean |error| {fs['mean_abs_error']:.1%}, max {fs['max_abs_error']:.1%}; "
+            f"within {FLOW_TOLERANCE:.0%}: {fs['flows_within']} of {fs['flows']} flows, every flow in {fs['cells_within']} of {fs['cells']} cells"
+        )
     if out is not None:
         from . import plots
 
         out.mkdir(parents=True, exist_ok=True)
         comparison.to_csv(out / "difference.csv", index=False)
+        if errors is not None:
+            errors.to_csv(out / "throughput.csv", index=False)
         written = []
         if {"topology.rtt", "topology.buffer"} <= set(comparison.columns):
             written = plots.save(plots.difference_figure(comparison, names=names), out, "difference")
-        print("wrote " + ", ".join(str(p) for p in [out / "difference.csv", *written]))
+        tables = [out / "difference.csv"] + ([out / "throughput.csv"] if errors is not None else [])
+        print("wrote " + ", ".join(str(p) for p in [*tables, *written]))
     return 0
 
 
