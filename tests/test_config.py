@@ -38,7 +38,7 @@ LINUX_TCP = {
 
 def test_reference_scenario_lowers_to_the_engine_spec(reference_data: dict) -> None:
     spec = Scenario.model_validate(reference_data).to_engine_spec()
-    newreno = {"kind": "tcp", "cc": "reno", "cc_profile": "linux", "cc_params": {}, "recovery": "newreno", "prr": False, "sack": False, "stop_ns": None, **LINUX_TCP}
+    newreno = {"kind": "tcp", "cc": "reno", "cc_profile": "linux", "cc_params": {}, "recovery": "newreno", "prr": False, "rack": False, "sack": False, "stop_ns": None, **LINUX_TCP}
     assert spec == {
         "seed": 1,
         "duration_ns": 300 * S,
@@ -174,6 +174,17 @@ def test_sack_and_prr_overrides(reference_data: dict) -> None:
     s = Scenario.model_validate(reference_data).override({"flows[0].sack": True, "flows[0].prr": True})
     flow = s.to_engine_spec()["flows"][0]
     assert (flow["recovery"], flow["sack"], flow["prr"]) == ("newreno", True, True)
+
+
+def test_rack_defaults_to_the_variant_and_needs_sack(reference_data: dict) -> None:
+    # Linux's congestion controls detect losses with RACK-TLP, as Linux does by default; the
+    # classic RFC variants with their RFCs' duplicate-ACK threshold unless told otherwise.
+    data = {**reference_data, "flows": [{"variant": "sack"}, {"variant": "cubic", "start": "60s"}, {"variant": "sack", "rack": True}, {"variant": "bbr", "rack": False}]}
+    flows = Scenario.model_validate(data).to_engine_spec()["flows"]
+    assert [f["rack"] for f in flows] == [False, True, True, False]
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate({**reference_data, "tcp": {"rack": True}})
+    assert e.value.field == "flows[0].rack" and "RACK-TLP needs SACK recovery" in str(e.value)
 
 
 def test_flow_names(reference_data: dict) -> None:

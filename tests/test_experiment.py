@@ -217,5 +217,7 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
     assert runs and len({r.run_id for r in runs}) == len(runs)
     if path.stem.endswith("-quick"):  # minutes, not hours
         assert exp.replications <= 2 and runs[0].scenario.duration.seconds <= 120
+    elif path.stem == "validation":  # the fidelity grid: 3 replications of 120 s (docs/validation.md)
+        assert exp.replications == 3 and runs[0].scenario.duration.seconds == 120
     else:
         assert exp.replications == 5  # every paper ran each point five times

@@ -254,6 +254,12 @@ def test_tcp_settings_map_to_sysctls_and_routes() -> None:
     assert "net.ipv4.tcp_rmem" not in flow.receiver_sysctls and "net.ipv4.tcp_wmem" not in flow.sender_sysctls
     (flow,) = stack.plan(_scenario(rwnd="2MB"), tuned, available=KERNEL)
     assert flow.receiver_sysctls["net.ipv4.tcp_rmem"] == "4096 131072 2097152"
+    # RACK-TLP: the sender's tcp_recovery and tcp_early_retrans when the scenario says; else the kernel's.
+    assert "net.ipv4.tcp_recovery" not in stack.plan(_scenario(), available=KERNEL)[0].sender_sysctls
+    (on,) = stack.plan(_scenario("cubic", rack=True), available=KERNEL)
+    (off,) = stack.plan(_scenario("cubic", rack=False), available=KERNEL)
+    assert (on.sender_sysctls["net.ipv4.tcp_recovery"], on.sender_sysctls["net.ipv4.tcp_early_retrans"]) == ("1", "3")
+    assert (off.sender_sysctls["net.ipv4.tcp_recovery"], off.sender_sysctls["net.ipv4.tcp_early_retrans"]) == ("0", "0")
 
 
 @pytest.mark.parametrize(

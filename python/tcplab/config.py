@@ -375,6 +375,7 @@ class TcpSettings(_Model):
     timestamps: bool = Field(True, description="TCP timestamps option (12 B per segment)")
     sack: Optional[bool] = Field(None, description="receiver sends SACK blocks; default from the variant")
     prr: Optional[bool] = Field(None, description="proportional rate reduction (RFC 6937); default from the variant")
+    rack: Optional[bool] = Field(None, description="RACK-TLP loss detection (RFC 8985), Linux's default: losses by time, tail loss probes; needs SACK recovery; default from the variant")
     min_rto: PositiveTime = Field(Time(200_000_000), description="minimum retransmission timeout")
     initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
     max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
@@ -593,6 +594,8 @@ class Scenario(_Model):
                 continue
             if variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
                 raise _invalid(f"expected true: variant '{flow.variant}' recovers with SACK blocks", at=f"{at}.sack", value=False)
+            if self.tcp_settings(flow).rack and variants.resolve(flow.variant).recovery != "sack":
+                raise _invalid(f"expected false or unset: RACK-TLP needs SACK recovery, and variant '{flow.variant}' recovers without it", at=f"{at}.rack", value=True)
             check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
 
     def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow | DccpFlow) -> None:
@@ -747,6 +750,7 @@ class Scenario(_Model):
             "cc_params": self.cc_params(flow),
             "recovery": variant.recovery,
             "prr": variant.prr if tcp.prr is None else tcp.prr,
+            "rack": variant.rack if tcp.rack is None else tcp.rack,
             "mss_bytes": tcp.mss_bytes,
             "header_bytes": tcp.header_bytes,
             "init_cwnd_pkts": tcp.init_cwnd,

@@ -32,7 +32,8 @@ Recovery = Literal["tahoe", "reno", "newreno", "sack"]
 
 @dataclass(frozen=True)
 class Variant:
-    """What a variant name lowers to: the engine flow's ``cc``, ``recovery``, ``prr`` and ``sack``."""
+    """What a variant name lowers to: the engine flow's ``cc``, ``recovery``, ``prr``, ``sack`` and
+    ``rack`` (RACK-TLP loss detection, RFC 8985: Linux's default since 4.18)."""
 
     name: str
     cc: str
@@ -41,6 +42,7 @@ class Variant:
     sack: bool
     about: str
     reference: str = ""
+    rack: bool = False
 
 
 #: The classic loss-recovery variants, all with Reno congestion control.
@@ -119,4 +121,4 @@ def resolve(name: str) -> Variant:
         if key not in LINUX_CC:
             raise KeyError(name)
     reference = ENGINE[key]["reference"] if key in ENGINE else ""
-    return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key], reference=reference)
+    return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key], reference=reference, rack=True)

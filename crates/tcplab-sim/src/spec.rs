@@ -179,6 +179,12 @@ pub struct TcpSpec {
     pub recovery: Recovery,
     #[serde(default = "yes")]
     pub prr: bool,
+    /// RACK-TLP loss detection (RFC 8985, Linux `tcp_recovery.c`, its default since 4.18):
+    /// segments are lost by time once a later-sent one is delivered, lost retransmissions are
+    /// found, and a tail loss probe replaces most RTOs. Needs `recovery` "sack". Off: RFC 6675's
+    /// duplicate-ACK threshold.
+    #[serde(default)]
+    pub rack: bool,
     #[serde(default = "default_mss")]
     pub mss_bytes: u32,
     #[serde(default = "default_header")]
@@ -210,6 +216,9 @@ pub struct TcpSpec {
     /// Test hook: the first transmission of each of these segments (0-based) is dropped.
     #[serde(default)]
     pub drop_segments: Vec<u32>,
+    /// Test hook: the first retransmission of each of these segments is dropped too.
+    #[serde(default)]
+    pub drop_retransmits: Vec<u32>,
 }
 
 fn yes() -> bool {
@@ -536,6 +545,9 @@ impl Spec {
                     }
                     if t.recovery == Recovery::Sack && !t.sack {
                         return Err(SpecError::new(format!("flows[{i}].sack"), false, "true when recovery is \"sack\""));
+                    }
+                    if t.rack && t.recovery != Recovery::Sack {
+                        return Err(SpecError::new(format!("flows[{i}].rack"), true, "false unless recovery is \"sack\" (RACK-TLP needs SACK)"));
                     }
                     if t.min_rto_ns == 0 || t.max_rto_ns < t.min_rto_ns {
                         return Err(SpecError::new(format!("flows[{i}].min_rto_ns"), t.min_rto_ns, "positive and at most max_rto_ns"));

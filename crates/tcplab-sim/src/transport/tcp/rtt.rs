@@ -39,6 +39,11 @@ impl RttEstimator {
         self.rto_ns = (self.srtt_ns + (4 * self.rttvar_ns).max(self.min_rto_ns)).min(self.max_rto_ns);
     }
 
+    /// The floor of the variance term (Linux's `rto_min`).
+    pub fn min_rto_ns(&self) -> Nanos {
+        self.min_rto_ns
+    }
+
     /// The timeout after `backoff` consecutive expiries (RFC 6298 (5.5): doubling, capped).
     pub fn rto(&self, backoff: u32) -> Nanos {
         self.rto_ns.saturating_mul(1u64 << backoff.min(20)).min(self.max_rto_ns)

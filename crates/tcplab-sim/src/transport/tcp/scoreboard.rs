@@ -6,6 +6,11 @@
 //!
 //! Each segment also carries its delivery-rate snapshot ([`TxRate`], `rate.rs`); ACK and SACK
 //! processing feed the delivered segments to [`RateAcc`] (Linux `tcp_rate_skb_delivered`).
+//!
+//! With RACK (RFC 8985, Linux `tcp_recovery.c`) the same processing advances [`Rack`], and
+//! [`Scoreboard::rack_detect_loss`] marks segments lost by time. Original transmissions leave in
+//! sequence order, so they are walked from a hint; retransmissions are kept in the order they
+//! were sent (Linux walks one time-sorted list of both).
 
 use std::collections::VecDeque;
 
@@ -28,6 +33,45 @@ struct Seg {
     /// Latest transmission, ns.
     xmit_ns: Nanos,
     tx: TxRate,
+}
+
+/// RACK's state (RFC 8985 §6.1, Linux `tp->rack`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rack {
+    /// Send time and end (seq + 1) of the most recently sent segment delivered so far
+    /// (RACK.xmit_ts, RACK.end_seq).
+    pub xmit_ns: Nanos,
+    pub end_seq: u32,
+    /// RTT of the last segment that advanced the state (RACK.rtt).
+    pub rtt_ns: Nanos,
+    /// A delivery advanced the state since the last loss detection.
+    pub advanced: bool,
+}
+
+/// RFC 8985 / Linux `tcp_rack_sent_after`: (t1, seq1) was sent after (t2, seq2); segments sent
+/// at the same instant are ordered by sequence.
+#[inline]
+pub fn sent_after(t1: Nanos, seq1: u32, t2: Nanos, seq2: u32) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+impl Rack {
+    /// Linux `tcp_rack_advance`: segment `seq`, last sent at `xmit_ns`, was delivered at `now`.
+    #[inline]
+    fn advance(&mut self, seq: u32, flags: u8, xmit_ns: Nanos, now: Nanos, min_rtt_ns: Nanos) {
+        let rtt = now.saturating_sub(xmit_ns);
+        // A retransmitted segment delivered faster than min RTT: it may be the original that
+        // arrived, so its send time says nothing (RFC 8985 §6.2 step 2).
+        if flags & EVER_RETRANS != 0 && rtt < min_rtt_ns {
+            return;
+        }
+        self.advanced = true;
+        self.rtt_ns = rtt;
+        if sent_after(xmit_ns, seq + 1, self.xmit_ns, self.end_seq) {
+            self.xmit_ns = xmit_ns;
+            self.end_seq = seq + 1;
+        }
+    }
 }
 
 /// What a cumulative ACK removed from the scoreboard.
@@ -64,6 +108,21 @@ pub struct Scoreboard {
     pub lost_total: u32,
     /// The current ACK's delivery-rate accumulator; the sender resets it before each ACK.
     pub rate: RateAcc,
+    /// RACK loss detection is on (the flow's `rack`).
+    rack_on: bool,
+    pub rack: Rack,
+    /// The ACK being processed: its arrival, the connection's min RTT and the TSecr it echoes.
+    ack_now_ns: Nanos,
+    ack_min_rtt_ns: Nanos,
+    ack_tsecr_ns: Nanos,
+    /// Every original transmission below this is SACKed, marked lost or retransmitted.
+    rack_hint: u32,
+    /// The cumulative ACK's share of RACK's update, applied by [`Self::finish_ack`]: the RTT of
+    /// the last segment and the send time and end of the most recently sent one.
+    rack_cum: Option<(Nanos, Nanos, u32)>,
+    /// Outstanding retransmissions (seq, send time) in the order they were sent; entries whose
+    /// segment was delivered, acknowledged or sent again are dropped when met.
+    retx_order: VecDeque<(u32, Nanos)>,
 }
 
 impl Scoreboard {
@@ -80,7 +139,127 @@ impl Scoreboard {
             last_blocks: [(0, 0); 4],
             lost_total: 0,
             rate: RateAcc::default(),
+            rack_on: false,
+            rack: Rack::default(),
+            ack_now_ns: 0,
+            ack_min_rtt_ns: Nanos::MAX,
+            ack_tsecr_ns: 0,
+            rack_hint: 0,
+            rack_cum: None,
+            retx_order: VecDeque::new(),
         }
+    }
+
+    /// Turn RACK on: deliveries advance [`Rack`] and [`Self::rack_detect_loss`] may be used.
+    pub fn with_rack(mut self, on: bool) -> Self {
+        self.rack_on = on;
+        self
+    }
+
+    /// Before processing an ACK: when it arrived, the min RTT and the TSecr it echoes (RACK).
+    #[inline]
+    pub fn set_ack_context(&mut self, now_ns: Nanos, min_rtt_ns: Nanos, tsecr_ns: Nanos) {
+        (self.ack_now_ns, self.ack_min_rtt_ns, self.ack_tsecr_ns) = (now_ns, min_rtt_ns, tsecr_ns);
+    }
+
+    /// After the ACK's SACK blocks: its cumulatively acknowledged segments advance RACK, after
+    /// the SACKed ones as in Linux (`tcp_sacktag_write_queue`, then `tcp_clean_rtx_queue`).
+    #[inline]
+    pub fn finish_ack(&mut self) {
+        if let Some((rtt, xmit_ns, end_seq)) = self.rack_cum.take() {
+            self.rack.advanced = true;
+            self.rack.rtt_ns = rtt;
+            if sent_after(xmit_ns, end_seq, self.rack.xmit_ns, self.rack.end_seq) {
+                (self.rack.xmit_ns, self.rack.end_seq) = (xmit_ns, end_seq);
+            }
+        }
+    }
+
+    /// Linux `tcp_rack_detect_loss`: mark lost every segment sent before RACK's segment whose
+    /// RTT plus `reo_wnd` has passed (a retransmission lost again loses its RETRANS mark and is
+    /// due again). Returns the longest wait of those not yet due (0: none), for the
+    /// reordering timer.
+    pub fn rack_detect_loss(&mut self, now: Nanos, reo_wnd: Nanos) -> Nanos {
+        let (rx, rend, rtt) = (self.rack.xmit_ns, self.rack.end_seq, self.rack.rtt_ns);
+        let hi = self.una + self.packets_out();
+        let mut wait: Nanos = 0;
+        // Original transmissions, in sequence (= send) order; later ones are due later.
+        let mut seq = self.rack_hint.max(self.una);
+        let mut hint = None;
+        while seq < hi {
+            let seg = self.segs[(seq - self.una) as usize];
+            if seg.flags & (SACKED | LOST | EVER_RETRANS) == 0 {
+                if !sent_after(rx, rend, seg.xmit_ns, seq + 1) {
+                    break;
+                }
+                let due = seg.xmit_ns + rtt + reo_wnd;
+                if due <= now {
+                    self.mark_lost(seq);
+                } else {
+                    hint.get_or_insert(seq);
+                    wait = wait.max(due - now);
+                }
+            }
+            seq += 1;
+        }
+        self.rack_hint = hint.unwrap_or(seq);
+        // Retransmissions, in the order they were sent.
+        let mut i = 0;
+        while i < self.retx_order.len() {
+            let (s, t) = self.retx_order[i];
+            let live = s >= self.una && s < hi && {
+                let seg = self.segs[(s - self.una) as usize];
+                seg.flags & RETRANS != 0 && seg.xmit_ns == t
+            };
+            if !live {
+                self.retx_order.remove(i);
+                continue;
+            }
+            if !sent_after(rx, rend, t, s + 1) {
+                break;
+            }
+            let due = t + rtt + reo_wnd;
+            if due <= now {
+                self.mark_retransmission_lost(s);
+                self.retx_order.remove(i);
+            } else {
+                wait = wait.max(due - now);
+                i += 1;
+            }
+        }
+        wait
+    }
+
+    /// A retransmission was lost as well (Linux `tcp_mark_skb_lost` on a LOST|SACKED_RETRANS
+    /// segment): it is due for retransmission again and counts as lost again.
+    fn mark_retransmission_lost(&mut self, seq: u32) {
+        let Some(seg) = self.seg_mut(seq) else { return };
+        if seg.flags & RETRANS != 0 {
+            seg.flags &= !RETRANS;
+            self.retrans_out -= 1;
+            self.lost_total += 1;
+            self.retx_hint = self.retx_hint.min(seq);
+        }
+    }
+
+    /// After a retransmission timeout with RACK (Linux `tcp_timeout_mark_lost`): the first
+    /// segment and every other one whose RACK RTT has passed since it was sent are lost;
+    /// segments sent more recently are left to RACK.
+    pub fn mark_timeout_lost(&mut self, now: Nanos) {
+        let rtt = self.rack.rtt_ns;
+        let hi = self.una + self.packets_out();
+        for seq in self.una..hi {
+            let seg = self.segs[(seq - self.una) as usize];
+            if seg.flags & SACKED != 0 || (seq != self.una && seg.xmit_ns + rtt > now) {
+                continue;
+            }
+            if seg.flags & LOST != 0 {
+                self.mark_retransmission_lost(seq);
+            } else {
+                self.mark_lost(seq);
+            }
+        }
+        self.retx_hint = self.una;
     }
 
     #[inline]
@@ -129,6 +308,19 @@ impl Scoreboard {
             if s.flags & RATE_DONE == 0 {
                 self.rate.delivered(self.una, s.xmit_ns, &s.tx, s.flags & EVER_RETRANS != 0);
             }
+            // Linux `tcp_clean_rtx_queue`: not for a retransmission the ACK shows was spurious
+            // (it echoes a timestamp from before the retransmission).
+            if self.rack_on && s.flags & SACKED == 0 && !(s.flags & EVER_RETRANS != 0 && self.ack_tsecr_ns > 0 && self.ack_tsecr_ns < s.xmit_ns) {
+                let mut r = Rack::default();
+                r.advance(self.una, s.flags, s.xmit_ns, self.ack_now_ns, self.ack_min_rtt_ns);
+                if r.advanced {
+                    let best = match self.rack_cum {
+                        Some((_, t, e)) if !sent_after(r.xmit_ns, r.end_seq, t, e) => (t, e),
+                        _ => (r.xmit_ns, r.end_seq),
+                    };
+                    self.rack_cum = Some((r.rtt_ns, best.0, best.1));
+                }
+            }
             self.una += 1;
             out.segs += 1;
             if s.flags & SACKED != 0 {
@@ -152,6 +344,7 @@ impl Scoreboard {
         self.lost_checked_upto = self.lost_checked_upto.max(self.una);
         self.retx_hint = self.retx_hint.max(self.una);
         self.high_sacked = self.high_sacked.max(self.una);
+        self.rack_hint = self.rack_hint.max(self.una);
         out
     }
 
@@ -179,13 +372,17 @@ impl Scoreboard {
             }
             lost += (seg.flags & LOST != 0) as u32;
             retrans += (seg.flags & RETRANS != 0) as u32;
-            let ever = seg.flags & EVER_RETRANS;
+            let (flags, ever) = (seg.flags, seg.flags & EVER_RETRANS);
             seg.flags = ever | SACKED | RATE_DONE;
             newly += 1;
-            self.rate.delivered(s + i as u32, seg.xmit_ns, &seg.tx, ever != 0);
+            let (xmit_ns, tx) = (seg.xmit_ns, seg.tx);
+            self.rate.delivered(s + i as u32, xmit_ns, &tx, ever != 0);
+            if self.rack_on {
+                self.rack.advance(s + i as u32, flags, xmit_ns, self.ack_now_ns, self.ack_min_rtt_ns);
+            }
             if ever == 0 {
-                let t = self.rate.last_sackt_ns.get_or_insert(seg.xmit_ns);
-                *t = (*t).max(seg.xmit_ns);
+                let t = self.rate.last_sackt_ns.get_or_insert(xmit_ns);
+                *t = (*t).max(xmit_ns);
             }
         }
         self.lost_out -= lost;
@@ -285,8 +482,27 @@ impl Scoreboard {
                 seg.xmit_ns = now_ns;
                 seg.tx = tx;
                 self.retrans_out += 1;
+                if self.rack_on {
+                    self.retx_order.push_back((seq, now_ns));
+                }
             }
         }
+    }
+
+    /// Send time of the oldest outstanding segment (0 when none).
+    pub fn head_xmit_ns(&self) -> Nanos {
+        self.segs.front().map_or(0, |s| s.xmit_ns)
+    }
+
+    #[inline]
+    pub fn is_sacked(&self, seq: u32) -> bool {
+        self.flags(seq) & SACKED != 0
+    }
+
+    /// A retransmission of `seq` is outstanding.
+    #[inline]
+    pub fn is_retransmitted(&self, seq: u32) -> bool {
+        self.flags(seq) & RETRANS != 0
     }
 
     #[inline]

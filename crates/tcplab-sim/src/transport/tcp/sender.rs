@@ -22,6 +22,15 @@
 //! arms its pacing timer for the held segment's departure time — at most one event per
 //! millisecond of data rather than one per segment.
 //!
+//! Loss detection with `rack` (RFC 8985, Linux's default): a segment is lost once a segment
+//! sent after it is delivered and its RTT plus a reordering window has passed (0 in recovery or
+//! once DupThresh segments are SACKed, else min RTT / 4); a reordering timer covers the wait.
+//! Recovery starts when RACK marks a loss, and lost retransmissions are found the same way. In
+//! Open state a tail loss probe (TLP) fires after 2·SRTT without ACKs: one new segment (or the
+//! last one again), so the ACK it draws starts recovery instead of an RTO. The retransmission
+//! timer slot carries the RTO, the reordering timer or the probe, as Linux's `icsk_pending`.
+//! Without `rack`: RFC 6675's DupThresh rule (`IsLost`).
+//!
 //! Sequence numbers count whole segments (all data segments are full-sized). Deviations from
 //! Linux are listed in `docs/tcp.md`.
 
@@ -47,6 +56,20 @@ const PACING_CA_RATIO_PCT: u64 = 120;
 /// data Linux's TCP Small Queues allow below TCP at `sk_pacing_shift` 10 (`tcp_small_queue_check`).
 pub const EDT_HORIZON_NS: Nanos = NS_PER_SEC >> 10;
 
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000): added to the reordering timer and to a
+/// tail loss probe's timeout.
+const TIMEOUT_MIN_NS: Nanos = 2_000_000;
+
+/// What the retransmission timer slot is armed for (Linux `icsk_pending`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XmitTimer {
+    Rto,
+    /// RACK's reordering timer (`ICSK_TIME_REO_TIMEOUT`).
+    Reorder,
+    /// Tail loss probe (`ICSK_TIME_LOSS_PROBE`).
+    Probe,
+}
+
 /// Linux paces only once this many data segments have gone out (`data_segs_out >= 10` in
 /// `tcp_update_skb_after_send`): the initial window leaves at once.
 const PACING_AFTER_SEGS: u64 = 10;
@@ -63,6 +86,8 @@ pub struct SenderStats {
     pub recoveries: u64,
     /// Time spent in fast recovery (Recovery state), ns.
     pub recovery_ns: u64,
+    /// Tail loss probes sent (RACK-TLP).
+    pub loss_probes: u64,
 }
 
 #[derive(Debug)]
@@ -96,6 +121,7 @@ pub struct TcpSender {
     /// The application has data (between the flow's start and stop).
     pub active: bool,
     drop_segments: Vec<u32>,
+    drop_retransmits: Vec<u32>,
     /// The algorithm has `cong_control` and owns cwnd (Linux `icsk_ca_ops->cong_control`).
     cong_control: bool,
     /// Segments are paced (the scenario's `pacing`, or the algorithm set a rate in `init`).
@@ -104,6 +130,17 @@ pub struct TcpSender {
     /// algorithm has no `cong_control` to set it.
     default_pacing_rate: bool,
     pub rto_timer: TimerSlot,
+    /// What `rto_timer` is armed for.
+    pub xmit_timer: XmitTimer,
+    /// RACK-TLP loss detection (the flow's `rack`).
+    rack: bool,
+    /// Min RTT over the newest delivered segment's RTT per ACK (Linux `tcp_min_rtt`, fed with
+    /// `ca_rtt`), for RACK; `rtt.min_rtt_ns` follows the oldest segment's (RFC 6298 sample).
+    ca_min_rtt_ns: Nanos,
+    /// Linux `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
+    tlp_high_seq: Option<u32>,
+    /// The outstanding probe was a retransmission (Linux `tlp_retrans`).
+    tlp_retrans: bool,
     /// Fires at `tp.wstamp_ns` when pacing held a segment back.
     pub pace_timer: TimerSlot,
     pub stats: SenderStats,
@@ -131,7 +168,7 @@ impl TcpSender {
             wnd_limit_segs: wnd,
             cc,
             tp,
-            sb: Scoreboard::new(wnd.min(1 << 16) as usize + 16),
+            sb: Scoreboard::new(wnd.min(1 << 16) as usize + 16).with_rack(spec.rack),
             snd_nxt: 0,
             dupacks: 0,
             recover: 0,
@@ -145,10 +182,16 @@ impl TcpSender {
             cwnd_limited: false,
             active: false,
             drop_segments,
+            drop_retransmits: spec.drop_retransmits.clone(),
             cong_control,
             paced: spec.pacing,
             default_pacing_rate: spec.pacing && !cong_control,
             rto_timer: TimerSlot::default(),
+            xmit_timer: XmitTimer::Rto,
+            rack: spec.rack,
+            ca_min_rtt_ns: Nanos::MAX,
+            tlp_high_seq: None,
+            tlp_retrans: false,
             pace_timer: TimerSlot::default(),
             stats: SenderStats::default(),
         }
@@ -199,6 +242,76 @@ impl TcpSender {
 
     fn arm_rto(&mut self, now: Nanos) {
         self.rto_timer.deadline = Some(now + self.rtt.rto(self.backoff));
+        self.xmit_timer = XmitTimer::Rto;
+    }
+
+    /// Linux `tcp_rearm_rto`: the RTO, counted from the oldest outstanding segment's send time
+    /// when it replaces a pending probe or reordering timer (`from_head`, `tcp_rto_delta_us`),
+    /// else from now.
+    fn rearm_rto(&mut self, now: Nanos, from_head: bool) {
+        if self.sb.packets_out() == 0 {
+            self.rto_timer.deadline = None;
+            return;
+        }
+        let rto = self.rtt.rto(self.backoff);
+        let at = if from_head { (self.sb.head_xmit_ns() + rto).max(now + 1) } else { now + rto };
+        self.rto_timer.deadline = Some(at);
+        self.xmit_timer = XmitTimer::Rto;
+    }
+
+    /// A probe or reordering timer is pending (Linux `icsk_pending` is one of them).
+    fn probe_or_reorder_pending(&self) -> bool {
+        self.rto_timer.deadline.is_some() && self.xmit_timer != XmitTimer::Rto
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: in Open (or CWR) state with data outstanding, probe
+    /// after 2·SRTT (plus the minimum RTO when one segment is out, for its delayed ACK; else
+    /// 2 ms), or when the RTO would fire if that is sooner. `advancing`: called for an ACK that
+    /// advanced snd_una, when the RTO counts from now. Returns whether a probe was armed.
+    fn schedule_loss_probe(&mut self, now: Nanos, advancing: bool) -> bool {
+        let packets_out = self.sb.packets_out();
+        if !self.rack || packets_out == 0 || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) {
+            return false;
+        }
+        let mut timeout = if self.rtt.srtt_ns > 0 {
+            2 * self.rtt.srtt_ns + if packets_out == 1 { self.rtt.min_rto_ns() } else { TIMEOUT_MIN_NS }
+        } else {
+            self.rtt.rto(0)
+        };
+        let rto = self.rtt.rto(self.backoff);
+        let rto_left = if advancing { rto as i64 } else { (self.sb.head_xmit_ns() + rto) as i64 - now as i64 };
+        if rto_left > 0 {
+            timeout = timeout.min(rto_left as Nanos);
+        }
+        self.rto_timer.deadline = Some(now + timeout);
+        self.xmit_timer = XmitTimer::Probe;
+        true
+    }
+
+    /// RACK's reordering window (Linux `tcp_rack_reo_wnd`; the engine's links never reorder,
+    /// so no reordering is ever seen): none in recovery or once DupThresh segments are SACKed,
+    /// else a quarter of the min RTT, at most SRTT.
+    fn reo_wnd(&self) -> Nanos {
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Loss) || self.sb.sacked_out >= DUPTHRESH || self.rtt.srtt_ns == 0 {
+            0
+        } else {
+            (self.ca_min_rtt_ns / 4).min(self.rtt.srtt_ns)
+        }
+    }
+
+    /// Linux `tcp_rack_mark_lost`: after deliveries advanced RACK, mark what is due; arm the
+    /// reordering timer for the rest. Returns whether the timer was armed.
+    fn rack_mark_lost(&mut self, now: Nanos) -> bool {
+        if !self.sb.rack.advanced {
+            return false;
+        }
+        self.sb.rack.advanced = false;
+        let wait = self.sb.rack_detect_loss(now, self.reo_wnd());
+        if wait > 0 {
+            self.rto_timer.deadline = Some(now + wait + TIMEOUT_MIN_NS);
+            self.xmit_timer = XmitTimer::Reorder;
+        }
+        wait > 0
     }
 
     fn transmit(&mut self, seq: u32, retrans: bool, now: Nanos, out: &mut Vec<Packet>) {
@@ -225,13 +338,32 @@ impl TcpSender {
         if self.tp.ca_state == CaState::Recovery {
             self.prr_out += 1;
         }
-        if self.rto_timer.deadline.is_none() {
+        if self.rack {
+            // Linux: new data arms the RTO when nothing was outstanding or a probe was pending
+            // (`tcp_event_new_data_sent`); retransmitting the head restarts it unless the
+            // reordering timer runs (`tcp_xmit_retransmit_queue`).
+            let head = seq == self.sb.una();
+            let pending = self.rto_timer.deadline.is_some();
+            let probe_pending = pending && self.xmit_timer == XmitTimer::Probe;
+            if !pending || (!retrans && probe_pending) {
+                self.rearm_rto(now, probe_pending);
+            } else if retrans && head && self.xmit_timer != XmitTimer::Reorder {
+                self.arm_rto(now);
+            }
+        } else if self.rto_timer.deadline.is_none() {
             // RFC 6298 (5.1): start the timer when it is not running.
             self.arm_rto(now);
         }
         if !retrans && self.drop_segments.binary_search(&seq).is_ok() {
             self.stats.hook_dropped_pkts += 1;
             return;
+        }
+        if retrans && !self.drop_retransmits.is_empty() {
+            if let Some(i) = self.drop_retransmits.iter().position(|&s| s == seq) {
+                self.drop_retransmits.swap_remove(i);
+                self.stats.hook_dropped_pkts += 1;
+                return;
+            }
         }
         out.push(p);
     }
@@ -270,6 +402,15 @@ impl TcpSender {
     /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data,
     /// no earlier than pacing allows.
     fn try_send(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        let nxt = self.snd_nxt;
+        self.send_what_fits(now, out);
+        // Linux `tcp_write_xmit`: new data sent re-arms the probe.
+        if self.rack && self.snd_nxt != nxt {
+            self.schedule_loss_probe(now, false);
+        }
+    }
+
+    fn send_what_fits(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         loop {
             if self.sb.in_flight() >= self.tp.snd_cwnd {
                 self.cwnd_limited = true;
@@ -341,6 +482,16 @@ impl TcpSender {
                 let una = self.snd_una();
                 self.retransmit_now(una, now, out);
             }
+            Recovery::Sack if self.rack => {
+                // RACK has marked the losses; PRR (or cwnd = ssthresh) sends their repairs.
+                self.set_state(CaState::Recovery);
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.tlp_high_seq = None;
+                if !self.prr && !self.cong_control {
+                    self.tp.snd_cwnd = self.tp.snd_ssthresh;
+                }
+            }
             Recovery::Sack => {
                 self.set_state(CaState::Recovery);
                 self.prr_delivered = 0;
@@ -405,6 +556,9 @@ impl TcpSender {
         let packets_out = self.sb.packets_out();
         let prior_lost = self.sb.lost_total;
         self.sb.rate = RateAcc::default();
+        if self.rack {
+            self.sb.set_ack_context(now, self.ca_min_rtt_ns, if self.timestamps { p.ts_ecr_ns } else { 0 });
+        }
         let acked = self.sb.ack(p.ack);
         let una_advanced = acked.segs > 0;
         self.tp.snd_una = p.ack;
@@ -418,6 +572,9 @@ impl TcpSender {
         let mut newly_sacked = 0;
         for (i, &(s, e)) in p.sack_blocks().iter().enumerate() {
             newly_sacked += self.sb.sack(s, e, i);
+        }
+        if self.rack {
+            self.sb.finish_ack();
         }
 
         // RTT: the segments' own send times (Karn: never retransmitted ones), else the echoed
@@ -444,6 +601,10 @@ impl TcpSender {
         }
         // RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding.
         let is_dupack = !una_advanced && packets_out > 0;
+        if self.rack {
+            self.process_tlp_ack(p.ack, una_advanced, newly_sacked > 0);
+        }
+        let mut reo_armed = false;
         // RFC 6298 (5.3): restart the timer when new data is acknowledged.
         let mut restart_rto = una_advanced;
 
@@ -455,6 +616,11 @@ impl TcpSender {
                     self.dupacks = 0;
                 }
                 let time_to_recover = match self.recovery {
+                    // Linux `tcp_time_to_recover` with RACK: a segment is marked lost.
+                    Recovery::Sack if self.rack => {
+                        reo_armed = self.rack_mark_lost(now);
+                        self.sb.lost_out > 0
+                    }
                     Recovery::Sack => {
                         self.sb.mark_lost_by_sack(DUPTHRESH);
                         self.dupacks >= DUPTHRESH || self.sb.lost_out > 0
@@ -511,7 +677,11 @@ impl TcpSender {
                             }
                         }
                         Recovery::Sack => {
-                            self.sb.mark_lost_by_sack(DUPTHRESH);
+                            if self.rack {
+                                reo_armed = self.rack_mark_lost(now);
+                            } else {
+                                self.sb.mark_lost_by_sack(DUPTHRESH);
+                            }
                             if self.prr {
                                 self.prr_update(delivered, una_advanced);
                             }
@@ -521,7 +691,9 @@ impl TcpSender {
                 }
             }
             CaState::Loss => {
-                if self.recovery == Recovery::Sack {
+                if self.rack {
+                    reo_armed = self.rack_mark_lost(now);
+                } else if self.recovery == Recovery::Sack {
                     self.sb.mark_lost_by_sack(DUPTHRESH);
                 }
                 if self.snd_una() >= self.recover {
@@ -538,6 +710,9 @@ impl TcpSender {
         let lost = self.sb.lost_total.wrapping_sub(prior_lost);
         self.tp.lost = self.sb.lost_total;
         let rtt = self.sb.rate.last_sackt_ns.map(|t| now - t).or(ca_rtt);
+        if let Some(r) = rtt {
+            self.ca_min_rtt_ns = self.ca_min_rtt_ns.min(r);
+        }
         let acc = self.sb.rate;
         let rs = rate::gen(&mut self.tp, &acc, delivered, lost, prior_in_flight, rtt, now, self.rtt.min_rtt_ns);
         if self.cong_control {
@@ -557,6 +732,15 @@ impl TcpSender {
 
         if self.sb.packets_out() == 0 {
             self.rto_timer.deadline = None; // RFC 6298 (5.2)
+        } else if self.rack {
+            // Linux `tcp_set_xmit_timer` (FLAG_SET_XMIT_TIMER: snd_una advanced and RACK did
+            // not just arm its reordering timer): the probe if one may run, else the RTO.
+            if una_advanced && !reo_armed {
+                let from_head = self.probe_or_reorder_pending();
+                if !self.schedule_loss_probe(now, true) {
+                    self.rearm_rto(now, from_head);
+                }
+            }
         } else if restart_rto {
             self.arm_rto(now);
         }
@@ -567,8 +751,97 @@ impl TcpSender {
         }
     }
 
-    /// The retransmission timer expired (RFC 6298 (5.4)-(5.7), Linux `tcp_enter_loss`).
+    /// Linux `tcp_process_tlp_ack`: the ACK of a probe. A probe of new data, or one answered by
+    /// a pure duplicate ACK (the original arrived too), ends the episode; a retransmitted probe
+    /// whose ACK covers more than it repaired a loss: the window is reduced once (CWR).
+    fn process_tlp_ack(&mut self, ack: u32, una_advanced: bool, sacked: bool) {
+        let Some(high) = self.tlp_high_seq else { return };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None;
+        } else if ack > high {
+            // tcp_init_cwnd_reduction, CWR, tcp_end_cwnd_reduction.
+            self.tlp_high_seq = None;
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_cwnd_cnt = 0;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.set_state(CaState::Cwr);
+            if !self.cong_control && self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+                self.tp.snd_cwnd = self.tp.snd_ssthresh;
+            }
+            self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        } else if !una_advanced && !sacked {
+            self.tlp_high_seq = None;
+        }
+    }
+
+    /// The retransmission timer slot fired: an RTO, RACK's reordering timer or a loss probe.
     pub fn on_rto(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        match self.xmit_timer {
+            XmitTimer::Rto => self.on_retransmission_timeout(now, out),
+            XmitTimer::Reorder => self.on_reorder_timeout(now, out),
+            XmitTimer::Probe => self.on_loss_probe(now, out),
+        }
+    }
+
+    /// Linux `tcp_rack_reo_timeout`: mark what is now due; if anything was, recover (from any
+    /// state but Recovery) and send the repairs; then the RTO.
+    fn on_reorder_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        self.tp.now_ns = now;
+        let prior_in_flight = self.sb.in_flight();
+        self.sb.rack_detect_loss(now, self.reo_wnd());
+        if self.sb.in_flight() != prior_in_flight {
+            if self.tp.ca_state != CaState::Recovery {
+                self.enter_recovery(now, out);
+                if self.prr && !self.cong_control {
+                    self.prr_update(1, false);
+                }
+            }
+            self.send_what_fits(now, out);
+        }
+        // The reordering timer was the pending one: the RTO counts from the oldest segment.
+        self.rearm_rto(now, true);
+    }
+
+    /// Linux `tcp_send_loss_probe`: one new segment if the receiver's window allows (whatever
+    /// cwnd says), else the last segment again; at most one probe outstanding. Then the RTO.
+    fn on_loss_probe(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        self.tp.now_ns = now;
+        if self.sb.packets_out() == 0 {
+            return;
+        }
+        if self.tlp_high_seq.is_none() {
+            let sent = if self.active && self.sb.packets_out() < self.wnd_limit_segs {
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                self.transmit(seq, false, now, out);
+                self.tlp_retrans = false;
+                true
+            } else {
+                let last = self.snd_nxt - 1;
+                let fresh = !self.sb.is_sacked(last) && !self.sb.is_retransmitted(last);
+                if fresh {
+                    self.transmit(last, true, now, out);
+                    self.tlp_retrans = true;
+                }
+                fresh
+            };
+            if sent {
+                self.stats.loss_probes += 1;
+                self.tlp_high_seq = Some(self.snd_nxt);
+                // Linux clears icsk_pending: the RTO counts from now.
+                self.rearm_rto(now, false);
+                return;
+            }
+        }
+        // The probe was the pending timer: the RTO counts from the oldest segment.
+        self.rearm_rto(now, true);
+    }
+
+    /// The retransmission timer expired (RFC 6298 (5.4)-(5.7), Linux `tcp_enter_loss`).
+    fn on_retransmission_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         if self.sb.packets_out() == 0 {
             return;
         }
@@ -588,7 +861,12 @@ impl TcpSender {
         self.recover = self.snd_nxt;
         self.recover_set = true;
         self.dupacks = 0;
-        self.sb.mark_all_lost();
+        if self.rack {
+            self.tlp_high_seq = None;
+            self.sb.mark_timeout_lost(now);
+        } else {
+            self.sb.mark_all_lost();
+        }
         self.backoff += 1;
         self.arm_rto(now);
         self.try_send(now, out);
