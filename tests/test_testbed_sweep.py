@@ -260,6 +260,8 @@ def test_tcp_settings_map_to_sysctls_and_routes() -> None:
     (off,) = stack.plan(_scenario("cubic", rack=False), available=KERNEL)
     assert (on.sender_sysctls["net.ipv4.tcp_recovery"], on.sender_sysctls["net.ipv4.tcp_early_retrans"]) == ("1", "3")
     assert (off.sender_sysctls["net.ipv4.tcp_recovery"], off.sender_sysctls["net.ipv4.tcp_early_retrans"]) == ("0", "0")
+    (flow,) = stack.plan(_scenario("cubic", sack_compression=False), available=KERNEL)
+    assert flow.receiver_sysctls["net.ipv4.tcp_comp_sack_nr"] == "0"
 
 
 @pytest.mark.parametrize(

@@ -390,7 +390,7 @@ def _print_variant(name: str) -> None:
     if key in variants.CLASSIC:
         v = variants.CLASSIC[key]
         print(f"{v.name}: {v.about} [{v.reference}]")
-        print(f"  loss recovery {v.recovery}, SACK {'on' if v.sack else 'off'}, PRR {'on' if v.prr else 'off'}")
+        print(f"  loss recovery {v.recovery}, SACK {'on' if v.sack else 'off'}, PRR {'on' if v.prr else 'off'}, RACK-TLP {'on' if v.rack else 'off'}")
         entry = variants.ENGINE[v.cc]
     else:
         try:
@@ -400,7 +400,7 @@ def _print_variant(name: str) -> None:
             raise ScenarioError("variant", name, f"expected a TCP variant or congestion control: one of {allowed}") from None
         aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
         print(f"{entry['name']}{aliases}: {entry['about']} [{entry['reference']}]")
-        print("  loss recovery sack, SACK on, PRR on")
+        print("  loss recovery sack, SACK on, PRR on, RACK-TLP on")
     print(f"  congestion control {entry['name']}; Linux: {entry['linux']}")
     params = entry["params"]
     if not params:

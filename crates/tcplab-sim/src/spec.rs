@@ -203,6 +203,11 @@ pub struct TcpSpec {
     pub timestamps: bool,
     #[serde(default = "yes")]
     pub sack: bool,
+    /// The receiver ACKs as Linux does: quick-ACK mode at the start, SACK compression while
+    /// out-of-order data is held (`tcp_comp_sack_nr` 44, 1 ms); off: every out-of-order
+    /// segment is ACKed at once (RFC 5681 §4.2, ns-2).
+    #[serde(default = "yes")]
+    pub sack_compression: bool,
     #[serde(default = "default_min_rto")]
     pub min_rto_ns: Nanos,
     #[serde(default = "default_initial_rto")]

@@ -20,10 +20,11 @@ fn dumbbell(rtt_ns: u64, buffer_pkts: u64, flows: Vec<TcpSpec>, duration_ns: u64
     spec
 }
 
-/// Flow `i` of `pairs`, congestion control `cc`, Linux-like (SACK + PRR).
+/// Flow `i` of `pairs`, congestion control `cc`, Linux-like (SACK + PRR + RACK-TLP).
 fn tcp(i: u32, pairs: u32, cc: &str) -> TcpSpec {
     let mut t = TcpSpec::new(i, pairs + i);
     t.cc = cc.into();
+    t.rack = true;
     t
 }
 
@@ -86,9 +87,11 @@ fn probe_rtt_drains_to_four_packets_every_ten_seconds() {
     assert_eq!(episodes.len(), 2, "seed {seed}: cwnd-4 episodes {episodes:?}");
     for (k, &(a, b)) in episodes.iter().enumerate() {
         // Sample i ends at (i + 1) · 10 ms. The first starts 10 s after the last min_rtt sample
-        // (taken in the first rounds), the second 10 s after the first ended.
+        // (taken in the first rounds), the second 10 s after the first ended — or after a sample
+        // of the segments sent during PROBE_RTT, up to one 100-ms round later, refreshed the stamp.
         let start_s = (a + 1) as f64 * 0.01;
-        let expect = if k == 0 { 10.0..10.5 } else { (episodes[0].1 + 1) as f64 * 0.01 + 10.0..(episodes[0].1 + 1) as f64 * 0.01 + 10.1 };
+        let end0 = (episodes[0].1 + 1) as f64 * 0.01;
+        let expect = if k == 0 { 10.0..10.5 } else { end0 + 10.0..end0 + 10.15 };
         assert!(expect.contains(&start_s), "seed {seed}: episode {k} starts at {start_s} s");
         // In flight reaches 4 and stays there for 200 ms (+ one 10-ms sample of slack).
         let at4 = (a..=b).filter(|&i| inflight[i] <= 4.0).count();

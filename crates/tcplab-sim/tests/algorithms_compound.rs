@@ -12,7 +12,8 @@ use common::*;
 const RATE_BPS: u64 = 100_000_000;
 
 /// Paper 000's set-up: two pairs, the RTT on the bottleneck, a drop-tail buffer of
-/// `buffer_bdp` × BDP; flow 1 starts at 0 s, flow 2 at 60 s; Linux-like flows (SACK, PRR).
+/// `buffer_bdp` × BDP; flow 1 starts at 0 s, flow 2 at 60 s; flows as the papers' Linux 2.6.22
+/// ran them (SACK, PRR-like reduction, no RACK, no SACK compression).
 fn pair(cc1: &str, cc2: &str, rtt_ns: u64, buffer_bdp: f64) -> Spec {
     let flows = [cc1, cc2]
         .iter()
@@ -22,6 +23,7 @@ fn pair(cc1: &str, cc2: &str, rtt_ns: u64, buffer_bdp: f64) -> Spec {
             t.cc = cc.to_string();
             t.recovery = Recovery::Sack;
             t.sack = true;
+            t.sack_compression = false;
             t.start_ns = if i == 0 { 0 } else { 60 * S };
             FlowSpec::Tcp(t)
         })

@@ -14,6 +14,8 @@ use common::*;
 fn linux(cc: &str, i: u32, pairs: u32) -> TcpSpec {
     let mut t = TcpSpec::new(i, pairs + i);
     t.cc = cc.to_string();
+    // The paper's stack (Linux 2.6.x): no RACK, no SACK compression.
+    t.sack_compression = false;
     t
 }
 

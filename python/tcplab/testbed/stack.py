@@ -169,6 +169,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         if ms != int(ms) or not _RTO_MAX_RANGE_MS[0] <= ms <= _RTO_MAX_RANGE_MS[1]:
             raise _refuse(flow, i, "max_rto", str(tcp.max_rto), "expected whole milliseconds from 1s to 120s on the testbed (net.ipv4.tcp_rto_max_ms)")
         sender["net.ipv4.tcp_rto_max_ms"] = str(int(ms))
+    if tcp.sack_compression is not None:
+        receiver["net.ipv4.tcp_comp_sack_nr"] = "44" if tcp.sack_compression else "0"
     if tcp.rack is not None:
         sender["net.ipv4.tcp_recovery"] = "1" if tcp.rack else "0"
         sender["net.ipv4.tcp_early_retrans"] = "3" if tcp.rack else "0"

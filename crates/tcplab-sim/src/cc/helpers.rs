@@ -3,9 +3,20 @@
 use super::TcpCcView;
 use crate::time::Nanos;
 
-/// The kernel tick rate the Linux-mirrored algorithms count time in (`HZ`, ticks per second).
-/// tcplab uses 1000 (a 1 ms jiffy), the value of most desktop and many server kernels.
-pub const HZ: u32 = 1000;
+/// The kernel tick rate the Linux-mirrored algorithms and TCP's timers count time in (`HZ`,
+/// ticks per second). tcplab uses 250 (a 4 ms jiffy): Debian's and Ubuntu's kernels
+/// (`CONFIG_HZ_250`), and the testbed's.
+pub const HZ: u32 = 250;
+
+/// Nanoseconds per jiffy.
+pub const JIFFY_NS: Nanos = 1_000_000_000 / HZ as Nanos;
+
+/// A timeout of `ns` as a jiffies timer fires: rounded up to whole jiffies
+/// (`usecs_to_jiffies`).
+#[inline]
+pub fn jiffies_ceil_ns(ns: Nanos) -> Nanos {
+    ns.div_ceil(JIFFY_NS) * JIFFY_NS
+}
 
 /// Linux `tcp_jiffies32`: simulated time in ticks of 1/`HZ` s, wrapping like a `u32`.
 #[inline]

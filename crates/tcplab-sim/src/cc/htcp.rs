@@ -307,12 +307,17 @@ mod tests {
         Htcp::new(&ParamValues::resolve(PARAMS, &[], &BTreeMap::new(), "t").unwrap())
     }
 
+    /// Milliseconds in jiffies (HZ = 250: 4 ms each), rounded down.
+    fn j(ms: u32) -> u32 {
+        ms * HZ / 1000
+    }
+
     /// α (1/128) `delta_ms` after the last congestion event with RTT_min `rtt_ms` and β = 0.5.
     fn alpha(delta_ms: u32, rtt_ms: u32) -> u32 {
         let mut h = htcp();
-        h.min_rtt = rtt_ms;
-        h.last_cong = 5_000;
-        h.alpha_update(5_000 + delta_ms);
+        h.min_rtt = j(rtt_ms);
+        h.last_cong = j(5_000);
+        h.alpha_update(j(5_000 + delta_ms));
         h.alpha
     }
 
@@ -321,7 +326,8 @@ mod tests {
         // β = 0.5: α = 2(1 − 0.5)·α(Δ) = α(Δ), in 1/128. RTT_min 100 ms: no RTT scaling (8/8).
         assert_eq!(alpha(500, 100), 128); // Δ ≤ 1 s: α(Δ) = 1
         assert_eq!(alpha(1_000, 100), 128);
-        // Δ = 2 s: 1 + 10·1 + (1/2)² = 11.25 → Linux's integer arithmetic: 1 + (10 000 + 250)/1000 = 11.
+        // Δ = 2 s: 1 + 10·1 + (1/2)² = 11.25 → Linux's integer arithmetic in jiffies (diff = HZ
+        // past the first second): 1 + (10·250 + 125²/250)/250 = 1 + 2562/250 = 11.
         assert_eq!(alpha(2_000, 100), 11 * 128);
         // Δ = 3 s: 1 + 20 + 1 = 22 exactly.
         assert_eq!(alpha(3_000, 100), 22 * 128);
@@ -331,7 +337,7 @@ mod tests {
 
     #[test]
     fn rtt_scaling_makes_the_increase_per_second_independent_of_rtt() {
-        // Δ = 3 s (α(Δ) = 22). scale = (1000·8)/(10·RTT_min ms) = 100 ms/RTT_min in 1/8.
+        // Δ = 3 s (α(Δ) = 22). scale = (HZ·8)/(10·RTT_min) = 100 ms/RTT_min in 1/8.
         assert_eq!(alpha(3_000, 200), 44 * 128); // scale 4 (0.5): factor 22·8/4 = 44
         assert_eq!(alpha(3_000, 50), 11 * 128); // scale 16 (2): 22·8/16 = 11
         assert_eq!(alpha(3_000, 10), 2 * 128); // scale 80 (10, the clamp): 176/80 = 2
@@ -341,6 +347,7 @@ mod tests {
 
     #[test]
     fn adaptive_backoff_is_rtt_min_over_rtt_max() {
+        // RTTs in jiffies: 100 and 150 jiffies are 400 and 600 ms at HZ = 250.
         let backoff = |min_rtt: u32, max_rtt: u32| {
             let mut h = htcp();
             h.cfg.use_bandwidth_switch = false;
@@ -355,7 +362,7 @@ mod tests {
         assert_eq!(backoff(100, 190), 67); // 0.52
         assert_eq!(backoff(100, 300), 64); // 0.33 → β_min 0.5
         assert_eq!(backoff(100, 100), 102); // 1.0 → β_max
-        assert_eq!(backoff(10, 15), 64); // RTT_min ≤ 10 ms: β_min
+        assert_eq!(backoff(j(10), j(15)), 64); // RTT_min ≤ 10 ms: β_min
     }
 
     #[test]
@@ -384,11 +391,11 @@ mod tests {
         // counter), so the 92nd ACK adds the segment and recomputes α.
         let mut h = htcp();
         h.alpha = 11 * 128;
-        h.min_rtt = 100;
+        h.min_rtt = j(100);
         let mut tp = TcpCcView::new(1000, 1448);
         tp.snd_ssthresh = 1000;
         tp.is_cwnd_limited = true;
-        // Δ = 1.5 s since last_cong = 0: the update gives α(Δ) = 1 + (10·500 + 250²/1000)/1000 = 6.
+        // Δ = 1.5 s since last_cong = 0: the update gives α(Δ) = 1 + (10·125 + 62²/250)/250 = 6.
         tp.now_ns = 1_500_000_000;
         for i in 0..92 {
             h.cong_avoid(&mut tp, i, 1);

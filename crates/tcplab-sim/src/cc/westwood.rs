@@ -19,7 +19,7 @@
 //! window lands when recovery ends.
 //!
 //! Deviations:
-//! - Time is counted in jiffies of 1 ms (Linux with HZ = 1000); RTTs are rounded up to jiffies as
+//! - Time is counted in jiffies (`helpers::HZ`); RTTs are rounded up to jiffies as
 //!   `usecs_to_jiffies` does.
 //! - Linux feeds the estimator from `in_ack_event` on every ACK (fast path: snd_una advance; slow
 //!   path: also duplicate ACKs, credited one MSS each and debited from the next cumulative ACK).
@@ -28,6 +28,7 @@
 //!   is not seen, so its MSS is credited when the cumulative ACK arrives instead.
 //! - `bw_est·RTTmin` is computed in 64 bits (Linux: 32 bits, which wraps above ~4·10⁹ bytes).
 
+use super::helpers::{HZ, JIFFY_NS};
 use super::params::{Param, ParamValues};
 use super::reno::Reno;
 use super::{AckSample, CaEvent, CongestionOps, TcpCcView};
@@ -35,12 +36,12 @@ use crate::time::Nanos;
 
 pub const PARAMS: &[Param] = &[];
 
-/// Nanoseconds per jiffy (HZ = 1000).
-const NS_PER_JIFFY: Nanos = 1_000_000;
+/// Nanoseconds per jiffy.
+const NS_PER_JIFFY: Nanos = JIFFY_NS;
 /// Shortest bandwidth-sampling window: 50 ms (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20).
-const RTT_MIN_JIFFIES: u32 = 50;
+const RTT_MIN_JIFFIES: u32 = HZ / 20;
 /// Initial RTT and RTTmin before the first sample: 20 s (Linux `TCP_WESTWOOD_INIT_RTT`).
-const INIT_RTT_JIFFIES: u32 = 20_000;
+const INIT_RTT_JIFFIES: u32 = 20 * HZ;
 
 #[derive(Clone, Debug)]
 pub struct Westwood {
@@ -220,28 +221,30 @@ impl CongestionOps for Westwood {
 mod tests {
     use super::*;
 
-    const MS: Nanos = 1_000_000;
+    /// Times below are in jiffies (4 ms at HZ = 250).
+    const J: Nanos = NS_PER_JIFFY;
 
-    /// One ACK per `gap_ms`, each acknowledging `segs` segments of 1000 bytes, RTT `rtt_ms`.
-    fn feed(w: &mut Westwood, tp: &mut TcpCcView, n: u32, segs: u32, gap_ms: u64, rtt_ms: u64) {
+    /// One ACK per `gap` jiffies, each acknowledging `segs` segments of 1000 bytes, RTT `rtt`
+    /// jiffies.
+    fn feed(w: &mut Westwood, tp: &mut TcpCcView, n: u32, segs: u32, gap: u64, rtt: u64) {
         for _ in 0..n {
-            tp.now_ns += gap_ms * MS;
+            tp.now_ns += gap * J;
             tp.snd_una += segs;
-            w.pkts_acked(tp, &AckSample { pkts_acked: segs, rtt_ns: Some(rtt_ms * MS), in_flight: 0 });
+            w.pkts_acked(tp, &AckSample { pkts_acked: segs, rtt_ns: Some(rtt * J), in_flight: 0 });
         }
     }
 
     #[test]
     fn bandwidth_is_sampled_per_rtt_and_sets_ssthresh_after_recovery() {
-        // 1000-byte segments, one per ms (1000 bytes/jiffy = 8 Mb/s), RTT 100 ms.
+        // 1000-byte segments, one per jiffy (1000 bytes/jiffy), RTT 100 jiffies.
         let mut tp = TcpCcView::new(10, 1000);
         let mut w = Westwood::new(&ParamValues::default());
         w.init(&mut tp);
         // First ACK: the window update runs before the ACK's RTT sample is taken, so RTTmin
         // starts from the initial 20 s and becomes 100 jiffies on the next ACK.
         feed(&mut w, &mut tp, 1, 1, 1, 100);
-        assert_eq!((w.rtt, w.rtt_min), (100, 20_000));
-        // The window closes on the first ACK more than 100 jiffies after it opened (t = 101 ms):
+        assert_eq!((w.rtt, w.rtt_min), (100, INIT_RTT_JIFFIES));
+        // The window closes on the first ACK more than 100 jiffies after it opened (t = 101):
         // bk = 100 ACKs · 1000 bytes before it → sample 100 000 / 101 = 990 bytes/jiffy, which
         // fills both filter stages.
         feed(&mut w, &mut tp, 100, 1, 1, 100);
@@ -250,7 +253,7 @@ mod tests {
         tp.snd_cwnd = 50;
         w.cwnd_event(&mut tp, CaEvent::CompleteCwr);
         assert_eq!((tp.snd_ssthresh, tp.snd_cwnd), (99, 99));
-        // The next window (t = 101..202 ms: 101 jiffies, 101 000 bytes) gives 1000 bytes/jiffy:
+        // The next window (t = 101..202: 101 jiffies, 101 000 bytes) gives 1000 bytes/jiffy:
         // bw_ns_est = (7·990 + 1000)/8 = 991, bw_est = (7·990 + 991)/8 = 990.
         feed(&mut w, &mut tp, 101, 1, 1, 100);
         assert_eq!((w.bw_ns_est, w.bw_est), (991, 990));
@@ -285,7 +288,7 @@ mod tests {
         w.cwnd_event(&mut tp, CaEvent::Loss);
         assert_eq!(tp.snd_ssthresh, 2);
         feed(&mut w, &mut tp, 1, 1, 1, 80);
-        assert_eq!(w.rtt_min, 20_000);
+        assert_eq!(w.rtt_min, INIT_RTT_JIFFIES);
         feed(&mut w, &mut tp, 1, 1, 1, 120);
         assert_eq!(w.rtt_min, 80);
         w.cwnd_event(&mut tp, CaEvent::Loss);

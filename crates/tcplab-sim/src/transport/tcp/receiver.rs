@@ -1,6 +1,14 @@
 //! The TCP receiver: cumulative ACKs, SACK blocks (RFC 2018), delayed ACKs (RFC 1122 §4.2.3.2 as
-//! Linux does it: every second full segment, a 40 ms timer, an immediate ACK for out-of-order
-//! data and for data that fills a hole), and RFC 7323 timestamp echo.
+//! Linux does it: every second full segment, a 40 ms timer, an immediate ACK for data that
+//! fills the last hole and for duplicates), and RFC 7323 timestamp echo.
+//!
+//! With `sack_compression` the ACK policy is Linux's (`__tcp_ack_snd_check`, ≥ 4.20): the first
+//! ACKs of a connection are immediate (quick-ACK mode: rcv_wnd / 2·MSS of them, the initial
+//! window being 10 segments), as after a duplicate or a gap longer than the receiver's RTO (16);
+//! while out-of-order data is held, the first three ACKs for a given rcv_nxt are immediate and the
+//! rest are compressed: one ACK after min(1 ms, RTT/20) or after 44 held back
+//! (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_nr`). Without it every out-of-order segment is
+//! ACKed at once, as RFC 5681 §4.2 says and ns-2 does.
 
 use std::collections::VecDeque;
 
@@ -10,6 +18,20 @@ use crate::net::packet::{Kind, Packet, MAX_SACK_BLOCKS};
 use crate::spec::TcpSpec;
 use crate::time::Nanos;
 use crate::transport::TimerSlot;
+
+/// Linux `TCP_MAX_QUICKACKS`.
+const MAX_QUICKACKS: u32 = 16;
+/// Linux's initial receive window, segments (`TCP_DEFAULT_INIT_RCVWND`): it sizes the quick-ACK
+/// mode a connection starts in.
+const INIT_RCVWND_SEGS: u32 = 10;
+/// Linux `tcp_comp_sack_nr` and `tcp_comp_sack_delay_ns` (defaults).
+const COMP_SACK_NR: u32 = 44;
+const COMP_SACK_DELAY_NS: Nanos = 1_000_000;
+/// Linux `TCP_FASTRETRANS_THRESH`: duplicate ACKs sent before compression starts.
+const FASTRETRANS_THRESH: u32 = 3;
+/// The receiver's RTO (it sends no data, so Linux's stays at `TCP_TIMEOUT_INIT`): a longer gap
+/// between segments restarts quick-ACK mode (`tcp_event_data_recv`).
+const RECEIVER_RTO_NS: Nanos = 1_000_000_000;
 
 /// An out-of-order range [start, end) held by the receiver.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +76,20 @@ pub struct TcpReceiver {
     unacked_segs: u32,
     ts_recent: Nanos,
     last_ack_sent: u32,
+    /// Linux's ACK policy: quick-ACK mode and SACK compression (see the module doc).
+    sack_compression: bool,
+    /// Quick ACKs left (Linux `icsk_ack.quick`).
+    quick: u32,
+    /// ACKs held back since the last one sent (Linux `compressed_ack`).
+    compressed: u32,
+    /// rcv_nxt when the duplicate-ACK count below started, and that count.
+    comp_rcv_nxt: u32,
+    dup_acks: u32,
+    /// Arrival of the last data segment, and the receiver's RTT estimate from timestamps.
+    last_data_ns: Option<Nanos>,
+    rcv_rtt_ns: Nanos,
+    /// The delayed-ACK timer, and the compressed-ACK timer while out-of-order data is held
+    /// (either fires one ACK).
     pub delack_timer: TimerSlot,
     pub stats: ReceiverStats,
 }
@@ -77,6 +113,13 @@ impl TcpReceiver {
             unacked_segs: 0,
             ts_recent: 0,
             last_ack_sent: 0,
+            sack_compression: spec.sack_compression && spec.sack,
+            quick: 0,
+            compressed: 0,
+            comp_rcv_nxt: 0,
+            dup_acks: 0,
+            last_data_ns: None,
+            rcv_rtt_ns: 0,
             delack_timer: TimerSlot::default(),
             stats: ReceiverStats::default(),
         }
@@ -90,17 +133,48 @@ impl TcpReceiver {
         if self.timestamps && p.seq <= self.last_ack_sent {
             self.ts_recent = p.ts_val_ns;
         }
+        if !self.sack_compression {
+            return self.on_data_rfc(p, now, out);
+        }
+        // Linux `tcp_event_data_recv`: quick-ACK mode at the first segment, and after a gap.
+        match self.last_data_ns {
+            None => self.incr_quickack(INIT_RCVWND_SEGS / 2),
+            Some(t) if now - t > RECEIVER_RTO_NS => self.incr_quickack(MAX_QUICKACKS),
+            _ => {}
+        }
+        self.last_data_ns = Some(now);
+        if self.timestamps && p.ts_ecr_ns > 0 {
+            // Linux `tcp_rcv_rtt_measure_ts`, smoothed 7/8 as `tcp_rcv_rtt_update`.
+            let m = now.saturating_sub(p.ts_ecr_ns);
+            self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
+        }
         if p.seq == self.rcv_nxt {
             let before = self.rcv_nxt;
             self.rcv_nxt += 1;
             let had_hole = !self.ooo.is_empty();
-            while let Some(first) = self.ooo.front() {
-                if first.start > self.rcv_nxt {
-                    break;
-                }
-                self.rcv_nxt = self.rcv_nxt.max(first.end);
-                self.ooo.pop_front();
-            }
+            self.deliver_ooo();
+            self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
+            // RFC 5681 §4.2: an ACK at once when the last gap is filled (ICSK_ACK_NOW).
+            let now_ack = had_hole && self.ooo.is_empty();
+            self.ack_check(now_ack, now, out);
+        } else if p.seq > self.rcv_nxt {
+            self.insert_ooo(p.seq);
+            self.ack_check(false, now, out);
+        } else {
+            // A duplicate: quick-ACK mode and an ACK at once (Linux: with a DSACK).
+            self.incr_quickack(MAX_QUICKACKS);
+            self.send_ack(now, out);
+        }
+    }
+
+    /// RFC 5681 §4.2 (and ns-2): every second in-order segment or the timer; out-of-order data,
+    /// a hole filled and duplicates at once.
+    fn on_data_rfc(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
+        if p.seq == self.rcv_nxt {
+            let before = self.rcv_nxt;
+            self.rcv_nxt += 1;
+            let had_hole = !self.ooo.is_empty();
+            self.deliver_ooo();
             self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
             if had_hole || !self.delayed_ack {
                 self.send_ack(now, out);
@@ -118,6 +192,58 @@ impl TcpReceiver {
         } else {
             // Old duplicate: ACK at once so the sender learns where we are.
             self.send_ack(now, out);
+        }
+    }
+
+    /// Move rcv_nxt over the out-of-order ranges it now reaches.
+    fn deliver_ooo(&mut self) {
+        while let Some(first) = self.ooo.front() {
+            if first.start > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(first.end);
+            self.ooo.pop_front();
+        }
+    }
+
+    /// Linux `tcp_incr_quickack`.
+    fn incr_quickack(&mut self, max: u32) {
+        self.quick = self.quick.max(max.min(MAX_QUICKACKS));
+    }
+
+    /// Linux `__tcp_ack_snd_check`: more than one full segment since the last ACK, quick-ACK
+    /// mode or `now_ack` send at once; without out-of-order data, the delayed-ACK timer; with
+    /// it, three immediate duplicate ACKs per rcv_nxt, then compressed ones.
+    fn ack_check(&mut self, now_ack: bool, now: Nanos, out: &mut Vec<Packet>) {
+        let unacked = self.rcv_nxt - self.last_ack_sent;
+        if now_ack || !self.delayed_ack || unacked >= 2 || self.quick > 0 {
+            return self.send_ack(now, out);
+        }
+        if self.ooo.is_empty() {
+            self.unacked_segs = unacked;
+            if self.delack_timer.deadline.is_none() {
+                self.delack_timer.deadline = Some(now + self.delack_timeout_ns);
+            }
+            return;
+        }
+        if self.compressed >= COMP_SACK_NR {
+            return self.send_ack(now, out);
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.dup_acks = 0;
+        }
+        if self.dup_acks < FASTRETRANS_THRESH {
+            self.dup_acks += 1;
+            return self.send_ack(now, out);
+        }
+        self.compressed += 1;
+        if self.compressed == 1 {
+            // The compressed-ACK timer: 5% of the RTT, at most 1 ms. It replaces a pending
+            // delayed ACK, which it would precede anyway.
+            let delay = (self.rcv_rtt_ns / 20).min(COMP_SACK_DELAY_NS).max(1);
+            let at = now + delay;
+            self.delack_timer.deadline = Some(self.delack_timer.deadline.map_or(at, |d| d.min(at)));
         }
     }
 
@@ -185,9 +311,9 @@ impl TcpReceiver {
         n
     }
 
-    /// The delayed-ACK timer expired.
+    /// The delayed-ACK (or compressed-ACK) timer expired.
     pub fn on_delack(&mut self, now: Nanos, out: &mut Vec<Packet>) {
-        if self.unacked_segs > 0 {
+        if self.unacked_segs > 0 || self.compressed > 0 || self.rcv_nxt != self.last_ack_sent {
             self.send_ack(now, out);
         }
     }
@@ -212,6 +338,8 @@ impl TcpReceiver {
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segs = 0;
+        self.compressed = 0;
+        self.quick = self.quick.saturating_sub(1);
         self.delack_timer.deadline = None;
         out.push(a);
     }
@@ -221,10 +349,77 @@ impl TcpReceiver {
 mod tests {
     use super::*;
 
+    /// RFC 5681's policy (every out-of-order segment ACKed at once).
     fn rx(delayed: bool) -> TcpReceiver {
         let mut spec = TcpSpec::new(0, 1);
         spec.delayed_ack = delayed;
+        spec.sack_compression = false;
         TcpReceiver::new(FlowId(0), NodeId(0), &spec)
+    }
+
+    /// Linux's policy.
+    fn linux_rx() -> TcpReceiver {
+        TcpReceiver::new(FlowId(0), NodeId(0), &TcpSpec::new(0, 1))
+    }
+
+    fn data_at(seq: u32, ts_ecr_ns: Nanos) -> Packet {
+        let mut p = data(seq);
+        p.ts_ecr_ns = ts_ecr_ns;
+        p
+    }
+
+    #[test]
+    fn linux_acks_the_first_five_segments_at_once_then_every_second() {
+        let mut r = linux_rx();
+        let mut out = vec![];
+        for s in 0..9 {
+            r.on_data(&data(s), s as Nanos * 1_000, &mut out);
+        }
+        // Quick-ACK mode: rcv_wnd (10 segments) / 2 = 5 immediate ACKs, then one per 2 segments.
+        assert_eq!(out.iter().map(|a| a.ack).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5, 7, 9]);
+    }
+
+    #[test]
+    fn linux_compresses_sacks_after_three_duplicates() {
+        let mut r = linux_rx();
+        let mut out = vec![];
+        let rtt = 50_000_000;
+        for s in 0..20 {
+            r.on_data(&data_at(s, 1), rtt, &mut out);
+        }
+        out.clear();
+        // Segment 20 lost; 21.. arrive 120 µs apart (100 Mb/s). Three duplicate ACKs at once,
+        // then the rest wait for the compressed-ACK timer: min(1 ms, RTT/20) after the fourth.
+        let t0 = 2 * rtt;
+        for (k, s) in (21..40).enumerate() {
+            r.on_data(&data_at(s, rtt), t0 + k as Nanos * 120_000, &mut out);
+        }
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|a| a.ack == 20));
+        let due = r.delack_timer.deadline.expect("compressed-ACK timer armed");
+        assert_eq!(due, t0 + 3 * 120_000 + 1_000_000);
+        r.on_delack(due, &mut out);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[3].sack_blocks(), &[(21, 40)]);
+        // The retransmission fills the only hole: an immediate ACK for everything.
+        r.on_data(&data_at(20, rtt), due + 1, &mut out);
+        assert_eq!((out.len(), out[4].ack, out[4].n_sack), (5, 40, 0));
+    }
+
+    #[test]
+    fn linux_sends_every_44th_compressed_ack_at_once() {
+        let mut r = linux_rx();
+        let mut out = vec![];
+        for s in 0..20 {
+            r.on_data(&data(s), 0, &mut out);
+        }
+        out.clear();
+        // 60 out-of-order segments at one instant: 3 duplicates, then 44 held back, the 45th
+        // sent, and so on.
+        for s in 21..81 {
+            r.on_data(&data(s), 1_000, &mut out);
+        }
+        assert_eq!(out.len(), 4);
     }
 
     fn data(seq: u32) -> Packet {

@@ -24,7 +24,7 @@
 //!
 //! Loss detection with `rack` (RFC 8985, Linux's default): a segment is lost once a segment
 //! sent after it is delivered and its RTT plus a reordering window has passed (0 in recovery or
-//! once DupThresh segments are SACKed, else min RTT / 4); a reordering timer covers the wait.
+//! once DupThresh segments are SACKed, else min RTT / 4); a reordering timer (whole jiffies, plus 2) covers the wait.
 //! Recovery starts when RACK marks a loss, and lost retransmissions are found the same way. In
 //! Open state a tail loss probe (TLP) fires after 2·SRTT without ACKs: one new segment (or the
 //! last one again), so the ACK it draws starts recovery instead of an RTO. The retransmission
@@ -37,6 +37,7 @@
 use super::rate::{self, RateAcc};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
+use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
 use crate::rng::Rng;
 use crate::ids::{FlowId, NodeId};
@@ -56,9 +57,10 @@ const PACING_CA_RATIO_PCT: u64 = 120;
 /// data Linux's TCP Small Queues allow below TCP at `sk_pacing_shift` 10 (`tcp_small_queue_check`).
 pub const EDT_HORIZON_NS: Nanos = NS_PER_SEC >> 10;
 
-/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000): added to the reordering timer and to a
-/// tail loss probe's timeout.
-const TIMEOUT_MIN_NS: Nanos = 2_000_000;
+/// Linux `TCP_TIMEOUT_MIN`, 2 jiffies: added to the reordering timer.
+const TIMEOUT_MIN_NS: Nanos = 2 * JIFFY_NS;
+/// Linux `TCP_TIMEOUT_MIN_US`, 2 ms: added to a tail loss probe's timeout.
+const TIMEOUT_MIN_US_NS: Nanos = 2_000_000;
 
 /// What the retransmission timer slot is armed for (Linux `icsk_pending`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,7 +276,7 @@ impl TcpSender {
             return false;
         }
         let mut timeout = if self.rtt.srtt_ns > 0 {
-            2 * self.rtt.srtt_ns + if packets_out == 1 { self.rtt.min_rto_ns() } else { TIMEOUT_MIN_NS }
+            2 * self.rtt.srtt_ns + if packets_out == 1 { self.rtt.min_rto_ns() } else { TIMEOUT_MIN_US_NS }
         } else {
             self.rtt.rto(0)
         };
@@ -283,7 +285,8 @@ impl TcpSender {
         if rto_left > 0 {
             timeout = timeout.min(rto_left as Nanos);
         }
-        self.rto_timer.deadline = Some(now + timeout);
+        // The retransmission timer counts jiffies.
+        self.rto_timer.deadline = Some(now + jiffies_ceil_ns(timeout));
         self.xmit_timer = XmitTimer::Probe;
         true
     }
@@ -308,7 +311,7 @@ impl TcpSender {
         self.sb.rack.advanced = false;
         let wait = self.sb.rack_detect_loss(now, self.reo_wnd());
         if wait > 0 {
-            self.rto_timer.deadline = Some(now + wait + TIMEOUT_MIN_NS);
+            self.rto_timer.deadline = Some(now + jiffies_ceil_ns(wait) + TIMEOUT_MIN_NS);
             self.xmit_timer = XmitTimer::Reorder;
         }
         wait > 0
