@@ -126,12 +126,12 @@ def test_sender_capture_matches_the_engine(scenario_file: Path, tmp_path: Path, 
     assert set(scaled["tcp.window_size"].astype(int)) == {6 * 2**20}
 
     # Retransmissions: tshark flags exactly the frames the engine marks, all as retransmissions
-    # (9 of them fast: sent within 20 ms of the duplicate ACKs asking for them).
+    # (8 of them fast: sent within 20 ms of the duplicate ACKs asking for them).
     engine = {k + 1 for k in np.flatnonzero(cap["retrans"].to_numpy() == 1)}
     assert len(engine) == flow.retrans_pkts
     assert frames(path, "tcp.analysis.retransmission") == engine
     fast = frames(path, "tcp.analysis.fast_retransmission")
-    assert fast <= engine and len(fast) == 9
+    assert fast <= engine and len(fast) == 8
     assert not frames(path, "tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order")
     # The hook's drops leave two gaps in the sender's stream (10; 40–42): "previous segment not captured".
     assert len(frames(path, "tcp.analysis.lost_segment")) == 2

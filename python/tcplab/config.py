@@ -359,8 +359,8 @@ class CcSettings(_Model):
 # --- flows -------------------------------------------------------------------------------------
 
 
-#: Kernel profiles older than RACK-TLP (Linux 4.4, default from 4.18) and SACK compression (4.20):
-#: their flows default to the duplicate-ACK threshold and an ACK per out-of-order segment.
+#: Kernel profiles older than RACK-TLP (Linux 4.4, default from 4.18): their flows default to the
+#: duplicate-ACK threshold.
 PRE_RACK_PROFILES = frozenset({"linux-2.6.22"})
 
 
@@ -381,7 +381,7 @@ class TcpSettings(_Model):
     sack: Optional[bool] = Field(None, description="receiver sends SACK blocks; default from the variant")
     prr: Optional[bool] = Field(None, description="proportional rate reduction (RFC 6937); default from the variant")
     rack: Optional[bool] = Field(None, description="RACK-TLP loss detection (RFC 8985), Linux's default: losses by time, tail loss probes; needs SACK recovery; default from the variant")
-    sack_compression: Optional[bool] = Field(None, description="the receiver ACKs as Linux: quick-ACK mode at the start, SACK compression while holding out-of-order data (default true; false: every out-of-order segment ACKed at once, RFC 5681 and ns-2)")
+    sack_compression: Optional[bool] = Field(None, description="the receiver ACKs as Linux >= 4.20: quick-ACK mode at the start, SACK compression while holding out-of-order data (default false: every out-of-order segment ACKed at once, RFC 5681 and ns-2; see docs/validation.md)")
     min_rto: PositiveTime = Field(Time(200_000_000), description="minimum retransmission timeout")
     initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
     max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
@@ -766,7 +766,7 @@ class Scenario(_Model):
             "delack_timeout_ns": tcp.delack_timeout.ns,
             "timestamps": tcp.timestamps,
             "sack": variant.sack if tcp.sack is None else tcp.sack,
-            "sack_compression": (self.cc.profile not in PRE_RACK_PROFILES) if tcp.sack_compression is None else tcp.sack_compression,
+            "sack_compression": False if tcp.sack_compression is None else tcp.sack_compression,
             "min_rto_ns": tcp.min_rto.ns,
             "initial_rto_ns": tcp.initial_rto.ns,
             "max_rto_ns": tcp.max_rto.ns,

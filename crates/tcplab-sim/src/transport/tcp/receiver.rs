@@ -349,17 +349,18 @@ impl TcpReceiver {
 mod tests {
     use super::*;
 
-    /// RFC 5681's policy (every out-of-order segment ACKed at once).
+    /// RFC 5681's policy (every out-of-order segment ACKed at once), the default.
     fn rx(delayed: bool) -> TcpReceiver {
         let mut spec = TcpSpec::new(0, 1);
         spec.delayed_ack = delayed;
-        spec.sack_compression = false;
         TcpReceiver::new(FlowId(0), NodeId(0), &spec)
     }
 
     /// Linux's policy.
     fn linux_rx() -> TcpReceiver {
-        TcpReceiver::new(FlowId(0), NodeId(0), &TcpSpec::new(0, 1))
+        let mut spec = TcpSpec::new(0, 1);
+        spec.sack_compression = true;
+        TcpReceiver::new(FlowId(0), NodeId(0), &spec)
     }
 
     fn data_at(seq: u32, ts_ecr_ns: Nanos) -> Packet {
