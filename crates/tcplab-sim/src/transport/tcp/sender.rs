@@ -524,10 +524,12 @@ impl TcpSender {
         self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
     }
 
-    /// RFC 6937 PRR with the slow-start reduction bound, as Linux `tcp_cwnd_reduction`:
-    /// while pipe > ssthresh, send ⌈prr_delivered · ssthresh / RecoverFS⌉ − prr_out (RecoverFS =
-    /// cwnd at entry); otherwise grow back toward ssthresh no faster than slow start.
-    fn prr_update(&mut self, delivered: u32, una_advanced: bool) {
+    /// RFC 6937 PRR as Linux `tcp_cwnd_reduction` (since 5.19: CRB by default, SS only when
+    /// snd_una advanced without new losses): while pipe > ssthresh, send ⌈prr_delivered ·
+    /// ssthresh / RecoverFS⌉ − prr_out (RecoverFS = cwnd at entry); otherwise send what was
+    /// delivered and not yet sent, max(prr_delivered − prr_out, delivered), plus one when the ACK
+    /// advanced snd_una and marked nothing lost, never past ssthresh.
+    fn prr_update(&mut self, delivered: u32, una_advanced: bool, newly_lost: u32) {
         if delivered == 0 || self.cong_control {
             return;
         }
@@ -538,10 +540,9 @@ impl TcpSender {
         let prior = self.tp.prior_cwnd.max(1) as i64;
         let mut sndcnt = if delta < 0 {
             (ssthresh * self.prr_delivered as i64 + prior - 1) / prior - self.prr_out as i64
-        } else if una_advanced {
-            delta.min((self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + 1)
         } else {
-            delta.min(delivered as i64)
+            let owed = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64);
+            delta.min(owed + (una_advanced && newly_lost == 0) as i64)
         };
         // Force the fast retransmit on entering recovery.
         sndcnt = sndcnt.max(if self.prr_out == 0 { 1 } else { 0 });
@@ -640,7 +641,8 @@ impl TcpSender {
                 if time_to_recover {
                     self.enter_recovery(now, out);
                     if self.recovery == Recovery::Sack && self.prr {
-                        self.prr_update(delivered.max(1), una_advanced);
+                        let newly_lost = self.sb.lost_total.wrapping_sub(prior_lost);
+                        self.prr_update(delivered.max(1), una_advanced, newly_lost);
                     }
                 } else if self.dupacks > 0 || self.sb.sacked_out > 0 {
                     self.set_state(CaState::Disorder);
@@ -686,7 +688,8 @@ impl TcpSender {
                                 self.sb.mark_lost_by_sack(DUPTHRESH);
                             }
                             if self.prr {
-                                self.prr_update(delivered, una_advanced);
+                                let newly_lost = self.sb.lost_total.wrapping_sub(prior_lost);
+                                self.prr_update(delivered, una_advanced, newly_lost);
                             }
                         }
                         Recovery::Tahoe => unreachable!("tahoe recovers in Loss state"),
@@ -794,12 +797,13 @@ impl TcpSender {
     fn on_reorder_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.tp.now_ns = now;
         let prior_in_flight = self.sb.in_flight();
+        let prior_lost = self.sb.lost_total;
         self.sb.rack_detect_loss(now, self.reo_wnd());
         if self.sb.in_flight() != prior_in_flight {
             if self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery(now, out);
                 if self.prr && !self.cong_control {
-                    self.prr_update(1, false);
+                    self.prr_update(1, false, self.sb.lost_total.wrapping_sub(prior_lost));
                 }
             }
             self.send_what_fits(now, out);
