@@ -51,7 +51,7 @@ pub struct Rack {
 /// RFC 8985 / Linux `tcp_rack_sent_after`: (t1, seq1) was sent after (t2, seq2); segments sent
 /// at the same instant are ordered by sequence.
 #[inline]
-pub fn sent_after(t1: Nanos, seq1: u32, t2: Nanos, seq2: u32) -> bool {
+fn sent_after(t1: Nanos, seq1: u32, t2: Nanos, seq2: u32) -> bool {
     t1 > t2 || (t1 == t2 && seq1 > seq2)
 }
 
@@ -119,7 +119,7 @@ pub struct Scoreboard {
     rack_hint: u32,
     /// The cumulative ACK's share of RACK's update, applied by [`Self::finish_ack`]: the RTT of
     /// the last segment and the send time and end of the most recently sent one.
-    rack_cum: Option<(Nanos, Nanos, u32)>,
+    rack_cum: Rack,
     /// Outstanding retransmissions (seq, send time) in the order they were sent; entries whose
     /// segment was delivered, acknowledged or sent again are dropped when met.
     retx_order: VecDeque<(u32, Nanos)>,
@@ -145,7 +145,7 @@ impl Scoreboard {
             ack_min_rtt_ns: Nanos::MAX,
             ack_tsecr_ns: 0,
             rack_hint: 0,
-            rack_cum: None,
+            rack_cum: Rack::default(),
             retx_order: VecDeque::new(),
         }
     }
@@ -166,11 +166,12 @@ impl Scoreboard {
     /// the SACKed ones as in Linux (`tcp_sacktag_write_queue`, then `tcp_clean_rtx_queue`).
     #[inline]
     pub fn finish_ack(&mut self) {
-        if let Some((rtt, xmit_ns, end_seq)) = self.rack_cum.take() {
+        let cum = std::mem::take(&mut self.rack_cum);
+        if cum.advanced {
             self.rack.advanced = true;
-            self.rack.rtt_ns = rtt;
-            if sent_after(xmit_ns, end_seq, self.rack.xmit_ns, self.rack.end_seq) {
-                (self.rack.xmit_ns, self.rack.end_seq) = (xmit_ns, end_seq);
+            self.rack.rtt_ns = cum.rtt_ns;
+            if sent_after(cum.xmit_ns, cum.end_seq, self.rack.xmit_ns, self.rack.end_seq) {
+                (self.rack.xmit_ns, self.rack.end_seq) = (cum.xmit_ns, cum.end_seq);
             }
         }
     }
@@ -311,15 +312,7 @@ impl Scoreboard {
             // Linux `tcp_clean_rtx_queue`: not for a retransmission the ACK shows was spurious
             // (it echoes a timestamp from before the retransmission).
             if self.rack_on && s.flags & SACKED == 0 && !(s.flags & EVER_RETRANS != 0 && self.ack_tsecr_ns > 0 && self.ack_tsecr_ns < s.xmit_ns) {
-                let mut r = Rack::default();
-                r.advance(self.una, s.flags, s.xmit_ns, self.ack_now_ns, self.ack_min_rtt_ns);
-                if r.advanced {
-                    let best = match self.rack_cum {
-                        Some((_, t, e)) if !sent_after(r.xmit_ns, r.end_seq, t, e) => (t, e),
-                        _ => (r.xmit_ns, r.end_seq),
-                    };
-                    self.rack_cum = Some((r.rtt_ns, best.0, best.1));
-                }
+                self.rack_cum.advance(self.una, s.flags, s.xmit_ns, self.ack_now_ns, self.ack_min_rtt_ns);
             }
             self.una += 1;
             out.segs += 1;
