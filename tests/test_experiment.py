@@ -108,6 +108,11 @@ def test_run_ids_follow_the_parameters_only() -> None:
     assert run_id(r.scenario, "sim", r.seed) == r.run_id
     assert run_id(r.scenario, "testbed", r.seed) != r.run_id
     assert run_id(r.scenario.override({"tcp.rwnd": "64KB"}), "sim", r.seed) != r.run_id
+    # The simulator's host jitter is another simulation, but the same testbed run (real hosts).
+    jittery = r.scenario.override({"host_jitter": "0.2ms"})
+    assert run_id(jittery, "sim", r.seed) != r.run_id
+    assert run_id(jittery, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
+    assert run_id(jittery.override({"tcp.rwnd": "64KB"}), "testbed", r.seed, "tuned") != run_id(r.scenario, "testbed", r.seed, "tuned")
     # The same parameters written another way (a list instead of a range) give the same keys.
     data = small()
     data["sweep"] = {"topology.rtt": ["20ms", "40ms", "60ms"]}

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -104,6 +105,17 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
     # cwnd and RTT come from the sender: RTT at least the 50 ms base.
     srtt = quick.intervals["srtt_ns"].dropna()
     assert len(srtt) > 20 and srtt.min() >= 50e6
+    # Each sender namespace's stack counters over the run: its data connection sent the
+    # segments the router saw (plus the control connection's few), the drops were repaired
+    # by retransmissions, and the flows table's RTOs and recoveries are those counters.
+    counters = info["kernel_counters"]
+    assert len(counters) == 2
+    for i, c in enumerate(counters):
+        sent = quick.flows["sent_pkts"].iloc[i]
+        assert abs(c["Tcp.OutSegs"] - sent) <= sent * 0.01 + 100, (c["Tcp.OutSegs"], sent)
+        assert c.get("Tcp.RetransSegs", 0) >= quick.flows["dropped_pkts"].iloc[i] > 0
+        assert quick.flows["rto_count"].iloc[i] == c.get("TcpExt.TCPTimeouts", 0)
+        assert quick.flows["recoveries"].iloc[i] == c.get("TcpExt.TCPSackRecovery", 0) + c.get("TcpExt.TCPRenoRecovery", 0) >= 1
 
 
 def test_a_run_leaves_nothing(quick: tcplab.Result) -> None:
@@ -154,3 +166,48 @@ def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(testbed.MissingTool, match="needs root"):
         testbed.require()
+
+
+def _second_round_span_ms(scenario: tcplab.Scenario, workdir: Path) -> tuple[float, dict]:
+    """Run ``scenario`` (one flow) while dumpcap records its sender's data segments; return how
+    long the second round of slow start (data segments 11–30, after the initial window of 10)
+    took to leave the sender, and the run's sender stack as read back."""
+    from tcplab.testbed import topology
+
+    result: dict[str, tcplab.Result] = {}
+    runner = threading.Thread(target=lambda: result.setdefault("r", testbed.run(scenario)))
+    runner.start()
+    ns, pcap = topology.sender_ns(1), workdir / "sender.pcapng"
+    dev = ""
+    deadline = time.monotonic() + 30
+    while not dev and time.monotonic() < deadline:
+        links = subprocess.run(["ip", "-n", ns, "-o", "link", "show", "type", "veth"], capture_output=True, text=True).stdout
+        dev = links.split(":")[1].strip().split("@")[0] if links else ""
+        time.sleep(0.02)
+    assert dev, "the sender's namespace never got its link"
+    cap = subprocess.Popen(
+        ["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", dev, "-s", "96", "-f", f"tcp and src host {topology.sender_addr(1)} and greater 1000", "-a", "duration:8", "-w", str(pcap)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    runner.join(timeout=60)
+    cap.wait(timeout=30)
+    times = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "frame.time_epoch"], capture_output=True, text=True, check=True).stdout.split()
+    assert len(times) >= 30, f"captured {len(times)} data segments"
+    second = [float(t) for t in times[10:30]]
+    return (second[-1] - second[0]) * 1e3, result["r"].meta["backend_info"]["hosts"][ns]
+
+
+def test_loss_based_flows_leave_in_ack_clocked_bursts_unless_paced(tmp_path: Path) -> None:
+    # The host's default congestion control (often bbr) must not leak into a flow: a reno socket
+    # in a namespace whose default is bbr keeps BBR's pacing. Unpaced, slow start's second round
+    # (20 segments released by the initial window's ACKs) leaves in ACK-clocked bursts within a
+    # few ms; paced at Linux's 200% of cwnd/RTT it takes about half an RTT (100 ms here).
+    one = tcplab.Scenario(name="ss", duration="3s", topology=tcplab.Dumbbell(bottleneck="100Mbps", rtt="200ms"), flows=[tcplab.TcpFlow(variant="sack")])
+    for variant in ("sack", "cubic"):
+        span, host = _second_round_span_ms(one.override({"flows[0].variant": variant}), tmp_path)
+        assert host["net.ipv4.tcp_congestion_control"] == "reno"
+        assert span < 20, f"{variant}: second round took {span:.1f} ms: the flow is paced"
+    paced, _ = _second_round_span_ms(one.override({"tcp.pacing": True}), tmp_path)
+    assert 50 < paced < 200, f"second round took {paced:.1f} ms with pacing on"
+    _assert_nothing_left()

@@ -86,10 +86,28 @@ def scenario_json(scenario: Scenario) -> dict[str, Any]:
     return scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+#: Bumped when the testbed's hosts change how they run a given scenario, so that a store of runs
+#: made the old way is not resumed as if they were the new one. 2: each flow's namespaces default
+#: to reno (revision 1 left the host's default, e.g. bbr, whose pacing a socket kept after
+#: iperf3 switched it to the flow's congestion control).
+TESTBED_REVISION = 2
+
+#: Scenario fields that model what real hosts do and so mean nothing to the testbed, whose hosts
+#: are real: a testbed run's key takes them at their defaults.
+SIMULATOR_ONLY = ("host_jitter",)
+
+
 def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = None) -> str:
     """A run's key: the first 32 hex digits of SHA-256 over the full resolved scenario, the backend
-    and the seed (and the testbed's stack profile). Any change to a run's parameters gives another key."""
-    key: dict[str, Any] = {"scenario": scenario_json(scenario), "backend": backend, "seed": seed}
+    and the seed (and the testbed's stack profile). Any change to a run's parameters gives another
+    key — except, on the testbed, the simulator's model of the hosts (:data:`SIMULATOR_ONLY`):
+    scenarios that differ only there are the same testbed run."""
+    key: dict[str, Any] = {"backend": backend, "seed": seed}
+    if backend == "testbed":
+        defaults = {name: type(scenario).model_fields[name].default for name in SIMULATOR_ONLY}
+        scenario = scenario.model_copy(update=defaults)
+        key["testbed"] = TESTBED_REVISION
+    key["scenario"] = scenario_json(scenario)
     if profile is not None:
         key["profile"] = profile
     text = canonical_json(key)

@@ -550,6 +550,9 @@ class _FlowRun:
     start_ns: int
     client: dict[str, Any]
     server: dict[str, Any]
+    #: The sender namespace's stack counters over the run (after − before; nonzero ones only):
+    #: its one data connection's timeouts, recoveries, loss probes, undos …
+    counters: dict[str, int]
 
 
 def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]]]:
@@ -567,6 +570,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
                 servers.append(tools.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], topology.receiver_ns(i + 1), o, e))
         for i in range(len(scenario.flows)):
             _wait_listening(topology.receiver_ns(i + 1), 5201 + i)
+        before = [tools.kernel_counters(topology.sender_ns(i + 1)) for i in range(len(scenario.flows))]
         order = sorted(range(len(scenario.flows)), key=lambda i: starts_ns[i])
         t0 = time.monotonic_ns()
         sampler = _Sampler(router, t0, scenario.interval.ns, len(_bins(duration_ns, scenario.interval.ns)))
@@ -580,7 +584,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
             delay = (t0 + starts_ns[i] - time.monotonic_ns()) / 1e9
             if delay > 0:
                 time.sleep(delay)
-            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(5201 + i), "-C", stacks[i].cc, "-t", str(seconds), "-i", "1", "-J"]
+            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(5201 + i), *stacks[i].iperf3_args(), "-t", str(seconds), "-i", "1", "-J"]
             _, _, out, err = files[i]
             with open(out, "wb") as o, open(err, "wb") as e:
                 actual[i] = time.monotonic_ns() - t0
@@ -593,7 +597,9 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
         for i, (s_out, s_err, c_out, c_err) in enumerate(files):
             client = tools.read_json(c_out, f"iperf3 client of flow {i + 1}", c_err)
             server = tools.read_json(s_out, f"iperf3 server of flow {i + 1}", s_err)
-            runs.append(_FlowRun(actual[i], client, server))
+            after = tools.kernel_counters(topology.sender_ns(i + 1))
+            counters = {k: v - before[i].get(k, 0) for k, v in after.items() if v != before[i].get(k, 0)}
+            runs.append(_FlowRun(actual[i], client, server, counters))
         sampler.stop()
         return runs, sampler.snapshots
     finally:
@@ -696,8 +702,9 @@ def _result(
         "delivered_pkts": nan,
         "in_flight_pkts": nan,
         "goodput_bytes": np.array(goodput),
-        "rto_count": nan,
-        "recoveries": nan,
+        # The sender's stack counters: RTOs, and entries into SACK (or NewReno) fast recovery.
+        "rto_count": np.array([float(r.counters.get("TcpExt.TCPTimeouts", 0)) for r in runs]),
+        "recoveries": np.array([float(r.counters.get("TcpExt.TCPSackRecovery", 0) + r.counters.get("TcpExt.TCPRenoRecovery", 0)) for r in runs]),
         "recovery_ns": nan,
         **{f"owd_{k}_ns": nan for k in ("mean", "min", "p50", "p99", "max")},
     }
@@ -740,6 +747,7 @@ def _result(
             "iperf3": _iperf_version(),
             "router": {"rate_bps": fwd["rate_bps"], "delay_ns": fwd["delay_ns"], "queue": queue, "realtime": bool(fwd["realtime"] and rev["realtime"])},
             "flow_starts_ns": [r.start_ns for r in runs],
+            "kernel_counters": [r.counters for r in runs],
             "planned_starts_ns": starts_ns,
             "offloads": "tso gso gro off on every veth",
             "not_applied": "access links are unshaped veths, their delay folded into the router's rtt/2; Linux recovers with PRR and (SACK off) NewReno partial ACKs whatever the variant",

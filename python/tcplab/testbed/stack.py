@@ -24,6 +24,8 @@ the value and what the testbed can do, before anything is built:
 ``initial_rto``               only 1 s: Linux's TCP_TIMEOUT_INIT (RFC 6298 (2.1)) has no setting
 ``mss``                       only unset: Linux derives it from the 1500-byte MTU (1448 B with
                               timestamps, 1460 B without)
+``pacing = true``              the client's ``--fq-rate 10G`` (SO_MAX_PACING_RATE): Linux's internal
+                              pacing at its own rates (200% of cwnd/RTT in slow start, 120% after)
 ``prr = false``               refused: Linux always reduces with PRR (RFC 6937) in recovery
 ``cc_params``/``[cc.<name>]`` refused: congestion-control module parameters are host-wide
 ============================  ===================================================================
@@ -33,7 +35,9 @@ without SACK is NewReno's partial-ACK recovery, RFC 6582; with SACK it is RFC 66
 is Linux's ``reno`` with the variant's SACK setting (off), which recovers as NewReno does: Linux
 has no pure Reno recovery. ``tahoe`` does not exist in Linux. Other variants are the kernel's own
 congestion controls by their names (``cubic``, ``bbr`` …) and run with SACK on, as the simulator
-runs its Linux-like variants.
+runs its Linux-like variants. The socket gets the flow's congestion control (``iperf3 -C``); both
+of a flow's namespaces get ``reno`` as their default (``net.ipv4.tcp_congestion_control``), never
+the host's, so that no other algorithm's state (BBR's pacing) is left on the socket.
 
 A setting the stack profile also sets (``tuned``: ``tcp_rmem``/``tcp_wmem`` maxima of 500 MB)
 follows the profile unless the scenario sets it explicitly.
@@ -52,6 +56,16 @@ from ..errors import ScenarioError
 __all__ = ["FlowStack", "plan", "available_cc", "kernel_cc", "CC_SYSCTL"]
 
 CC_SYSCTL = "net.ipv4.tcp_available_congestion_control"
+#: The namespace's default congestion control, on both of a flow's hosts: reno, whatever the flow
+#: runs (iperf3 -C sets the flow's own on its socket). A namespace starts with the host's default,
+#: and a socket that starts under BBR keeps BBR's pacing after iperf3 switches it (measured: a
+#: reno flow from a namespace whose default was bbr left in slow start at 200% of cwnd/RTT, like
+#: BBR, not in ACK-clocked bursts). Outside the initial namespace Linux lets the default be only
+#: an unrestricted congestion control (tcp_allowed_congestion_control), and reno always is.
+DEFAULT_CC_SYSCTL = "net.ipv4.tcp_congestion_control"
+NAMESPACE_DEFAULT_CC = "reno"
+#: iperf3 --fq-rate that turns pacing on without limiting it (bits/s; iperf3 keeps bytes/s in 32 bits).
+PACING_ON_RATE = "10G"
 _PROC = Path("/proc/sys/net/ipv4")
 
 #: Linux's fixed values of the settings the testbed cannot change (the simulator's defaults).
@@ -86,11 +100,20 @@ class FlowStack:
     receiver_sysctls: dict[str, str] = field(default_factory=dict)
     sender_route: tuple[str, ...] = ()
     receiver_route: tuple[str, ...] = ()
+    #: Linux's internal pacing at its own rates (``[tcp] pacing``; BBR paces whatever this says).
+    pacing: bool = False
+
+    def iperf3_args(self) -> list[str]:
+        """The client's options beyond the flow's address, port and length."""
+        # SO_MAX_PACING_RATE (iperf3 --fq-rate, bits/s) turns on the socket's internal pacing;
+        # 10 Gb/s never binds here, so the kernel paces at its own rate (tcp_update_pacing_rate).
+        return ["-C", self.cc, *(["--fq-rate", PACING_ON_RATE] if self.pacing else [])]
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "cc": self.cc,
             "sack": self.sack,
+            "pacing": self.pacing,
             "sender_sysctls": dict(self.sender_sysctls),
             "receiver_sysctls": dict(self.receiver_sysctls),
             "sender_route": " ".join(self.sender_route),
@@ -152,7 +175,7 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
     else:
         sack = True  # Linux-like variants run SACK + PRR, in the simulator as in Linux
 
-    both = {"net.ipv4.tcp_sack": str(int(sack)), "net.ipv4.tcp_timestamps": str(int(tcp.timestamps))}
+    both = {DEFAULT_CC_SYSCTL: NAMESPACE_DEFAULT_CC, "net.ipv4.tcp_sack": str(int(sack)), "net.ipv4.tcp_timestamps": str(int(tcp.timestamps))}
     if "net.ipv4.tcp_timestamps" in profile and not _explicit(scenario, flow, "timestamps"):
         both["net.ipv4.tcp_timestamps"] = profile["net.ipv4.tcp_timestamps"]
     sender, receiver = dict(both), dict(both)
@@ -176,4 +199,4 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         sender["net.ipv4.tcp_early_retrans"] = "3" if tcp.rack else "0"
     sender_route = ("initcwnd", str(tcp.init_cwnd), "rto_min", f"{tcp.min_rto.ns // 1_000_000}ms")
     receiver_route = () if tcp.delayed_ack else ("quickack", "1")
-    return FlowStack(cc, sack, sender, receiver, sender_route, receiver_route)
+    return FlowStack(cc, sack, sender, receiver, sender_route, receiver_route, pacing=bool(tcp.pacing))

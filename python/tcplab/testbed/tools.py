@@ -35,6 +35,7 @@ __all__ = [
     "PingStats",
     "spawn",
     "parent_death_signal",
+    "kernel_counters",
 ]
 
 #: The Debian packages behind each external tool.
@@ -112,6 +113,24 @@ def sysctl_get(ns: str, names: Sequence[str]) -> dict[str, str]:
 def ethtool_offloads_off(ns: str, dev: str) -> None:
     """TSO, GSO and GRO off: the router must see wire-sized packets (one MTU each)."""
     run(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"], ns=ns, what=f"offloads off on {dev}")
+
+
+def kernel_counters(ns: str) -> dict[str, int]:
+    """The network stack's counters of namespace ``ns`` (``/proc/net/snmp`` and
+    ``/proc/net/netstat``, as ``nstat`` reads them), keyed ``Group.Name``: ``Tcp.RetransSegs``,
+    ``TcpExt.TCPTimeouts``, ``TcpExt.TCPSackRecovery`` …"""
+    out = run(["cat", "/proc/net/snmp", "/proc/net/netstat"], ns=ns, what=f"counters of {ns}")
+    counters: dict[str, int] = {}
+    lines = out.splitlines()
+    # Each group is two lines: "Group: Name1 Name2 …" then "Group: value1 value2 …".
+    for head, values in zip(lines[::2], lines[1::2]):
+        group, names = head.split(":", 1)
+        group2, numbers = values.split(":", 1)
+        if group != group2:
+            raise ToolError(ns_cmd(ns, ["cat", "/proc/net/snmp", "/proc/net/netstat"]), 1, f"unexpected layout near '{head[:40]}'", f"counters of {ns}")
+        for name, number in zip(names.split(), numbers.split()):
+            counters[f"{group}.{name}"] = int(number)
+    return counters
 
 
 @dataclass(frozen=True)
