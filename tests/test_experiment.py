@@ -213,7 +213,7 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
 
     for flow in data["scenario"]["flows"]:
         flow["variant"] = sub(flow["variant"])
-    for key in ("flow1", "flow2"):
+    for key in ("flow1", "flow2") if "pairs" in data else ():
         value = data["pairs"][key]
         data["pairs"][key] = sub(value) if isinstance(value, str) else list(dict.fromkeys(sub(v) for v in value))
     exp = parse_experiment(data, name=path.stem)
@@ -224,5 +224,7 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
         assert exp.replications <= 2 and runs[0].scenario.duration.seconds <= 120
     elif path.stem == "validation":  # the fidelity grid: 3 replications of 120 s (docs/validation.md)
         assert exp.replications == 3 and runs[0].scenario.duration.seconds == 120
+    elif path.stem == "validation-single":  # its flow 1 alone: one deterministic 30-s run per cell
+        assert exp.replications == 1 and runs[0].scenario.duration.seconds == 30 and len(runs[0].scenario.flows) == 1
     else:
         assert exp.replications == 5  # every paper ran each point five times
