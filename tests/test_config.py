@@ -38,7 +38,7 @@ LINUX_TCP = {
 
 def test_reference_scenario_lowers_to_the_engine_spec(reference_data: dict) -> None:
     spec = Scenario.model_validate(reference_data).to_engine_spec()
-    newreno = {"kind": "tcp", "cc": "reno", "cc_profile": "linux", "cc_params": {}, "recovery": "newreno", "prr": False, "rack": False, "sack": False, "sack_compression": False, "stop_ns": None, **LINUX_TCP}
+    newreno = {"kind": "tcp", "cc": "reno", "cc_profile": "linux", "cc_params": {}, "recovery": "newreno", "prr": False, "rack": False, "tso": False, "sack": False, "sack_compression": False, "stop_ns": None, **LINUX_TCP}
     assert spec == {
         "seed": 1,
         "duration_ns": 300 * S,
@@ -189,6 +189,17 @@ def test_rack_defaults_to_the_variant_and_needs_sack(reference_data: dict) -> No
     with pytest.raises(ScenarioError) as e:
         Scenario.model_validate({**reference_data, "tcp": {"rack": True}})
     assert e.value.field == "flows[0].rack" and "RACK-TLP needs SACK recovery" in str(e.value)
+
+
+def test_tso_bursts_default_to_the_variant(reference_data: dict) -> None:
+    # Linux's congestion controls send TSO bursts, as Linux's TCP always does; the classic
+    # variants and the papers' kernel one segment at a time unless told otherwise.
+    data = {**reference_data, "flows": [{"variant": "sack"}, {"variant": "cubic"}, {"variant": "sack", "tso": True}, {"variant": "bbr", "tso": False}]}
+    assert [f["tso"] for f in Scenario.model_validate(data).to_engine_spec()["flows"]] == [False, True, True, False]
+    old = Scenario.model_validate({**data, "cc": {"profile": "linux-2.6.22"}}).to_engine_spec()["flows"]
+    assert [f["tso"] for f in old] == [False, False, True, False]
+    every = Scenario.model_validate({**data, "tcp": {"tso": True}}).to_engine_spec()["flows"]
+    assert [f["tso"] for f in every] == [True, True, True, False]
 
 
 def test_flow_names(reference_data: dict) -> None:

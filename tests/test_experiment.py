@@ -113,6 +113,10 @@ def test_run_ids_follow_the_parameters_only() -> None:
     assert run_id(jittery, "sim", r.seed) != r.run_id
     assert run_id(jittery, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
     assert run_id(jittery.override({"tcp.rwnd": "64KB"}), "testbed", r.seed, "tuned") != run_id(r.scenario, "testbed", r.seed, "tuned")
+    # So are its TSO bursts: the kernel always sends them.
+    bursty = r.scenario.override({"tcp.tso": True})
+    assert run_id(bursty, "sim", r.seed) != r.run_id
+    assert run_id(bursty, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
     # The same parameters written another way (a list instead of a range) give the same keys.
     data = small()
     data["sweep"] = {"topology.rtt": ["20ms", "40ms", "60ms"]}

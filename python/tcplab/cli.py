@@ -390,7 +390,7 @@ def _print_variant(name: str) -> None:
     if key in variants.CLASSIC:
         v = variants.CLASSIC[key]
         print(f"{v.name}: {v.about} [{v.reference}]")
-        print(f"  loss recovery {v.recovery}, SACK {'on' if v.sack else 'off'}, PRR {'on' if v.prr else 'off'}, RACK-TLP {'on' if v.rack else 'off'}")
+        print(f"  loss recovery {v.recovery}, SACK {'on' if v.sack else 'off'}, PRR {'on' if v.prr else 'off'}, RACK-TLP {'on' if v.rack else 'off'}, TSO bursts {'on' if v.tso else 'off'}")
         entry = variants.ENGINE[v.cc]
     else:
         try:

@@ -359,9 +359,9 @@ class CcSettings(_Model):
 # --- flows -------------------------------------------------------------------------------------
 
 
-#: Kernel profiles older than RACK-TLP (Linux 4.4, default from 4.18): their flows default to the
-#: duplicate-ACK threshold.
-PRE_RACK_PROFILES = frozenset({"linux-2.6.22"})
+#: Kernel profiles older than RACK-TLP (Linux 4.4, default from 4.18) and TSO autosizing (3.12):
+#: their flows default to the duplicate-ACK threshold and to one segment at a time.
+OLD_STACK_PROFILES = frozenset({"linux-2.6.22"})
 
 
 class TcpSettings(_Model):
@@ -386,6 +386,7 @@ class TcpSettings(_Model):
     initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
     max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
     pacing: bool = Field(False, description="pace segments at Linux's default rate (BBR always paces)")
+    tso: Optional[bool] = Field(None, description="send as Linux's TCP does with GSO/TSO: new data in bursts of about 1 ms at the pacing rate, waiting for the next ACK rather than sending a small burst (tcp_tso_autosize, tcp_tso_should_defer); default from the variant, as rack")
 
     @property
     def header_bytes(self) -> int:
@@ -756,7 +757,7 @@ class Scenario(_Model):
             "cc_params": self.cc_params(flow),
             "recovery": variant.recovery,
             "prr": variant.prr if tcp.prr is None else tcp.prr,
-            "rack": (variant.rack and self.cc.profile not in PRE_RACK_PROFILES) if tcp.rack is None else tcp.rack,
+            "rack": (variant.rack and self.cc.profile not in OLD_STACK_PROFILES) if tcp.rack is None else tcp.rack,
             "mss_bytes": tcp.mss_bytes,
             "header_bytes": tcp.header_bytes,
             "init_cwnd_pkts": tcp.init_cwnd,
@@ -771,6 +772,7 @@ class Scenario(_Model):
             "initial_rto_ns": tcp.initial_rto.ns,
             "max_rto_ns": tcp.max_rto.ns,
             "pacing": tcp.pacing,
+            "tso": (variant.tso and self.cc.profile not in OLD_STACK_PROFILES) if tcp.tso is None else tcp.tso,
             "drop_segments": list(flow.drop_segments),
         }
 

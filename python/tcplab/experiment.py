@@ -30,7 +30,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .config import Scenario, read_toml, set_path
+from .config import Scenario, TcpFlow, read_toml, set_path
 from .errors import MISSING, ScenarioError
 from .units import UnitError, Window
 
@@ -95,6 +95,9 @@ TESTBED_REVISION = 2
 #: Scenario fields that model what real hosts do and so mean nothing to the testbed, whose hosts
 #: are real: a testbed run's key takes them at their defaults.
 SIMULATOR_ONLY = ("host_jitter",)
+#: TCP settings that model what a real host's stack always does (it sends TSO bursts whatever
+#: the scenario says), likewise taken at their defaults in ``[tcp]`` and in every flow.
+SIMULATOR_ONLY_TCP = ("tso",)
 
 
 def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = None) -> str:
@@ -104,7 +107,10 @@ def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = No
     scenarios that differ only there are the same testbed run."""
     key: dict[str, Any] = {"backend": backend, "seed": seed}
     if backend == "testbed":
-        defaults = {name: type(scenario).model_fields[name].default for name in SIMULATOR_ONLY}
+        defaults: dict[str, Any] = {name: type(scenario).model_fields[name].default for name in SIMULATOR_ONLY}
+        unset = {name: None for name in SIMULATOR_ONLY_TCP}
+        defaults["tcp"] = scenario.tcp.model_copy(update=unset)
+        defaults["flows"] = [flow.model_copy(update=unset) if isinstance(flow, TcpFlow) else flow for flow in scenario.flows]
         scenario = scenario.model_copy(update=defaults)
         key["testbed"] = TESTBED_REVISION
     key["scenario"] = scenario_json(scenario)

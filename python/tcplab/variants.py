@@ -32,8 +32,9 @@ Recovery = Literal["tahoe", "reno", "newreno", "sack"]
 
 @dataclass(frozen=True)
 class Variant:
-    """What a variant name lowers to: the engine flow's ``cc``, ``recovery``, ``prr``, ``sack`` and
-    ``rack`` (RACK-TLP loss detection, RFC 8985: Linux's default since 4.18)."""
+    """What a variant name lowers to: the engine flow's ``cc``, ``recovery``, ``prr``, ``sack``,
+    ``rack`` (RACK-TLP loss detection, RFC 8985: Linux's default since 4.18) and ``tso`` (Linux's
+    TSO/GSO bursts)."""
 
     name: str
     cc: str
@@ -43,6 +44,7 @@ class Variant:
     about: str
     reference: str = ""
     rack: bool = False
+    tso: bool = False
 
 
 #: The classic loss-recovery variants, all with Reno congestion control.
@@ -121,4 +123,4 @@ def resolve(name: str) -> Variant:
         if key not in LINUX_CC:
             raise KeyError(name)
     reference = ENGINE[key]["reference"] if key in ENGINE else ""
-    return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key], reference=reference, rack=True)
+    return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key], reference=reference, rack=True, tso=True)

@@ -220,6 +220,13 @@ pub struct TcpSpec {
     /// the others then pace at Linux's default rate (`tcp_update_pacing_rate`).
     #[serde(default)]
     pub pacing: bool,
+    /// Send as Linux's TCP does with GSO/TSO (always, since 4.x, whatever the device offers):
+    /// new data leaves in bursts of about 1 ms of data at the pacing rate (`tcp_tso_autosize`,
+    /// at least `tcp_min_tso_segs`), each burst one pacing slot; a sender with less cwnd room
+    /// than a burst waits for the next ACK when one is due within min(1 ms, srtt/2) and it
+    /// sent within the last 1 ms (`tcp_tso_should_defer`). Off: one segment at a time.
+    #[serde(default)]
+    pub tso: bool,
     /// Test hook: the first transmission of each of these segments (0-based) is dropped.
     #[serde(default)]
     pub drop_segments: Vec<u32>,

@@ -27,6 +27,9 @@ the value and what the testbed can do, before anything is built:
 ``pacing = true``              the client's ``--fq-rate 10G`` (SO_MAX_PACING_RATE): Linux's internal
                               pacing at its own rates (200% of cwnd/RTT in slow start, 120% after)
 ``prr = false``               refused: Linux always reduces with PRR (RFC 6937) in recovery
+``tso = false``               refused: Linux's TCP always sends GSO bursts (the veths' TSO/GSO being
+                              off only moves the splitting into the stack); ``tso`` leaves the
+                              testbed run's key alone
 ``cc_params``/``[cc.<name>]`` refused: congestion-control module parameters are host-wide
 ============================  ===================================================================
 
@@ -163,6 +166,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         raise _refuse(flow, i, "initial_rto", str(tcp.initial_rto), "expected 1s on the testbed (Linux's TCP_TIMEOUT_INIT has no setting)")
     if tcp.prr is False:
         raise _refuse(flow, i, "prr", False, "expected true or unset on the testbed (Linux always recovers with PRR, RFC 6937)")
+    if tcp.tso is False:
+        raise _refuse(flow, i, "tso", False, "expected true or unset on the testbed (Linux's TCP always sends TSO/GSO bursts)")
     if tcp.min_rto.ns % 1_000_000:
         raise _refuse(flow, i, "min_rto", str(tcp.min_rto), "expected whole milliseconds on the testbed (the route's rto_min is in ms)")
     if flow.cc_params or (name in variants.names() and scenario.cc_params(flow)):

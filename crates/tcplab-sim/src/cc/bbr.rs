@@ -367,7 +367,7 @@ impl Bbr {
 
     /// Linux `bbr_tso_segs_goal` (see the deviations above).
     fn compute_tso_segs_goal(&self, tp: &TcpCcView) -> u32 {
-        let min_segs = if self.pacing_rate_bytes_ps < MIN_TSO_RATE_BPS >> 3 { 1 } else { 2 };
+        let min_segs = self.min_tso_segs(tp).unwrap_or(2);
         let bytes = (self.pacing_rate_bytes_ps >> PACING_SHIFT).min(TSO_MAX_BYTES);
         ((bytes / tp.mss_bytes as u64) as u32).max(min_segs).min(0x7f)
     }
@@ -843,6 +843,11 @@ impl CongestionOps for Bbr {
         let bw = self.bw();
         self.set_pacing_rate(tp, bw, self.pacing_gain);
         self.set_cwnd(tp, rs, rs.acked_sacked, bw, self.cwnd_gain);
+    }
+
+    /// Linux `bbr_min_tso_segs`: one-segment bursts below 1.2 Mb/s, else two.
+    fn min_tso_segs(&self, _tp: &TcpCcView) -> Option<u32> {
+        Some(if self.pacing_rate_bytes_ps < MIN_TSO_RATE_BPS >> 3 { 1 } else { 2 })
     }
 }
 

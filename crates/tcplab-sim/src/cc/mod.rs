@@ -453,6 +453,11 @@ pub trait CongestionOps {
     }
     /// Set cwnd and the pacing rate from the ACK's delivery-rate sample (e.g. BBR).
     fn cong_control(&mut self, _tp: &mut TcpCcView, _rs: &RateSample) {}
+    /// The fewest segments in a TSO burst (Linux `min_tso_segs`); `None`: the sender's default
+    /// (`tcp_min_tso_segs`, 2).
+    fn min_tso_segs(&self, _tp: &TcpCcView) -> Option<u32> {
+        None
+    }
 }
 
 /// Every congestion control, dispatched by `match`. States are held inline (the largest,
@@ -560,6 +565,10 @@ impl CongestionOps for Cc {
     #[inline]
     fn cong_control(&mut self, tp: &mut TcpCcView, rs: &RateSample) {
         dispatch!(self, c => c.cong_control(tp, rs))
+    }
+    #[inline]
+    fn min_tso_segs(&self, tp: &TcpCcView) -> Option<u32> {
+        dispatch!(self, c => c.min_tso_segs(tp))
     }
 }
 

@@ -57,6 +57,18 @@ const PACING_CA_RATIO_PCT: u64 = 120;
 /// data Linux's TCP Small Queues allow below TCP at `sk_pacing_shift` 10 (`tcp_small_queue_check`).
 pub const EDT_HORIZON_NS: Nanos = NS_PER_SEC >> 10;
 
+/// TSO bursts (`tso`): Linux `sk_pacing_shift` (about 1 ms of data per burst), the GSO size
+/// limit (`sk_gso_max_size`, 64 KB), `sysctl_tcp_min_tso_segs`, `sysctl_tcp_tso_rtt_log` and
+/// `sysctl_tcp_tso_win_divisor`.
+const TSO_PACING_SHIFT: u32 = 10;
+const GSO_MAX_BYTES: u64 = 65_536;
+const MIN_TSO_SEGS: u32 = 2;
+const TSO_RTT_LOG: u32 = 9;
+const TSO_WIN_DIVISOR: u32 = 3;
+/// `tcp_tso_should_defer` waits only if the sender sent within this long, and for an ACK due
+/// within this long (or half the smoothed RTT).
+const TSO_DEFER_NS: Nanos = NS_PER_SEC / 1000;
+
 /// Linux `TCP_TIMEOUT_MIN`, 2 jiffies: added to the reordering timer.
 const TIMEOUT_MIN_NS: Nanos = 2 * JIFFY_NS;
 /// Linux `TCP_TIMEOUT_MIN_US`, 2 ms: added to a tail loss probe's timeout.
@@ -131,6 +143,11 @@ pub struct TcpSender {
     /// The sender sets the pacing rate itself (Linux `tcp_update_pacing_rate`): paced, and the
     /// algorithm has no `cong_control` to set it.
     default_pacing_rate: bool,
+    /// New data leaves in TSO bursts (the flow's `tso`).
+    tso: bool,
+    /// Linux's default pacing rate of an unpaced `tso` flow, bit/s: it only sizes the bursts
+    /// (Linux sets `sk_pacing_rate` on every ACK for that, paced or not).
+    sizing_rate_bps: u64,
     pub rto_timer: TimerSlot,
     /// What `rto_timer` is armed for.
     pub xmit_timer: XmitTimer,
@@ -188,6 +205,8 @@ impl TcpSender {
             cong_control,
             paced: spec.pacing,
             default_pacing_rate: spec.pacing && !cong_control,
+            tso: spec.tso,
+            sizing_rate_bps: u64::MAX,
             rto_timer: TimerSlot::default(),
             xmit_timer: XmitTimer::Rto,
             rack: spec.rack,
@@ -317,9 +336,46 @@ impl TcpSender {
         wait > 0
     }
 
+    /// Departure time of the next burst: now, or its pacing slot (Linux stamps
+    /// `skb_mstamp_ns` with it).
+    fn departure(&self, now: Nanos) -> Nanos {
+        if self.paced {
+            self.tp.wstamp_ns.max(now)
+        } else {
+            now
+        }
+    }
+
+    /// Send one segment in a pacing slot of its own.
     fn transmit(&mut self, seq: u32, retrans: bool, now: Nanos, out: &mut Vec<Packet>) {
-        // Departure time: now, or the pacing slot (Linux stamps `skb_mstamp_ns` with it).
-        let depart = if self.paced { self.tp.wstamp_ns.max(now) } else { now };
+        let depart = self.departure(now);
+        self.emit(seq, retrans, depart, now, out);
+        self.after_send(depart, 1);
+    }
+
+    /// Send `segs` new segments as one TSO burst: one departure time, one pacing slot.
+    fn transmit_burst(&mut self, segs: u32, now: Nanos, out: &mut Vec<Packet>) {
+        let depart = self.departure(now);
+        for _ in 0..segs {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.emit(seq, false, depart, now, out);
+        }
+        self.after_send(depart, segs);
+    }
+
+    /// Linux `tcp_update_skb_after_send`: `tcp_wstamp_ns` is the last departure, moved on by
+    /// the burst's pacing time when paced.
+    fn after_send(&mut self, depart: Nanos, segs: u32) {
+        if self.paced {
+            self.pace_after_send(depart, segs);
+        } else {
+            self.tp.wstamp_ns = depart;
+        }
+    }
+
+    /// Hand one segment to the host with departure time `depart`.
+    fn emit(&mut self, seq: u32, retrans: bool, depart: Nanos, now: Nanos, out: &mut Vec<Packet>) {
         let mut p = Packet::new(self.flow, self.dst, Kind::Data, self.data_bytes);
         p.seq = seq;
         p.retrans = retrans;
@@ -334,9 +390,6 @@ impl TcpSender {
             self.sb.on_retransmit(seq, depart, tx);
         } else {
             self.sb.push(depart, tx);
-        }
-        if self.paced {
-            self.pace_after_send(depart);
         }
         if self.tp.ca_state == CaState::Recovery {
             self.prr_out += 1;
@@ -371,10 +424,10 @@ impl TcpSender {
         out.push(p);
     }
 
-    /// Linux `tcp_update_skb_after_send`: the next segment may leave one segment-time at the
-    /// pacing rate after this one, less up to half of that for time the sender sat idle past
-    /// its slot (Linux's allowance for timer jitter).
-    fn pace_after_send(&mut self, depart: Nanos) {
+    /// Linux `tcp_update_skb_after_send`: the next burst may leave this one's `segs` segment
+    /// times at the pacing rate after it, less up to half of that for time the sender sat idle
+    /// past its slot (Linux's allowance for timer jitter).
+    fn pace_after_send(&mut self, depart: Nanos, segs: u32) {
         let prior = self.tp.wstamp_ns;
         self.tp.wstamp_ns = depart;
         let rate = self.tp.pacing_rate_bps;
@@ -383,23 +436,60 @@ impl TcpSender {
         }
         // Payload bytes: Linux paces TSO bursts of up to 64 KB, whose headers are negligible,
         // and its pacing rates count payload (mss · segments / time).
-        let len_ns = self.mss_bytes as u64 * 8 * NS_PER_SEC / rate;
+        let len_ns = ((segs as u64 * self.mss_bytes as u64 * 8) as u128 * NS_PER_SEC as u128 / rate as u128) as Nanos;
         let credit = self.tp.wstamp_ns - prior;
         self.tp.wstamp_ns += len_ns - (len_ns / 2).min(credit);
     }
 
     /// Linux `tcp_update_pacing_rate`: 200% of cwnd·mss/srtt while cwnd < ssthresh/2, else 120%
     /// (cwnd here: max(cwnd, packets_out)); unlimited before the first RTT sample.
-    fn update_pacing_rate(&mut self) {
-        let tp = &mut self.tp;
+    fn default_pacing_rate(&self) -> u64 {
+        let tp = &self.tp;
         if tp.srtt_ns == 0 {
-            tp.pacing_rate_bps = u64::MAX;
-            return;
+            return u64::MAX;
         }
         let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 { PACING_SS_RATIO_PCT } else { PACING_CA_RATIO_PCT };
         let segs = tp.snd_cwnd.max(self.sb.packets_out()) as u128;
         let bps = tp.mss_bytes as u128 * 8 * NS_PER_SEC as u128 * ratio as u128 * segs / 100 / tp.srtt_ns as u128;
-        tp.pacing_rate_bps = bps.min(u64::MAX as u128) as u64;
+        bps.min(u64::MAX as u128) as u64
+    }
+
+    /// Linux `tcp_tso_segs` (`tcp_tso_autosize`): segments per burst, 2^-10 s of data at the
+    /// pacing rate, plus a share of 64 KB when the min RTT is below 2^(9+5) µs, at most 64 KB,
+    /// at least the algorithm's minimum.
+    fn tso_segs(&self) -> u32 {
+        let rate_bps = if self.paced { self.tp.pacing_rate_bps } else { self.sizing_rate_bps };
+        let mut bytes = if rate_bps == 0 { u64::MAX } else { (rate_bps / 8) >> TSO_PACING_SHIFT };
+        let r = (self.ca_min_rtt_ns / 1000) >> TSO_RTT_LOG;
+        if r < 32 {
+            bytes = bytes.saturating_add(GSO_MAX_BYTES >> r);
+        }
+        let segs = (bytes.min(GSO_MAX_BYTES) / self.mss_bytes as u64) as u32;
+        segs.max(self.cc.min_tso_segs(&self.tp).unwrap_or(MIN_TSO_SEGS))
+    }
+
+    /// Linux `tcp_tso_should_defer`: with `room` segments of cwnd free, less than a burst of
+    /// `goal`, wait for the ACK that is about to arrive rather than send a small burst — unless
+    /// in recovery, idle for over 1 ms, a third of the window is free, or no ACK is due within
+    /// min(1 ms, srtt/2).
+    fn tso_should_defer(&self, now: Nanos, room: u32, goal: u32) -> bool {
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Loss) {
+            return false;
+        }
+        if now > self.tp.wstamp_ns + TSO_DEFER_NS {
+            return false;
+        }
+        let send_win = self.wnd_limit_segs.saturating_sub(self.sb.packets_out());
+        let limit = room.min(send_win);
+        if limit >= goal || limit * TSO_WIN_DIVISOR >= self.wnd_limit_segs.min(self.tp.snd_cwnd) {
+            return false;
+        }
+        if self.sb.packets_out() == 0 {
+            return false;
+        }
+        let srtt = self.rtt.srtt_ns;
+        let ack_due = self.sb.head_xmit_ns() + srtt;
+        ack_due <= now + (srtt / 2).min(TSO_DEFER_NS)
     }
 
     /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data,
@@ -436,6 +526,19 @@ impl TcpSender {
             }
             match retx {
                 Some(seq) => self.transmit(seq, true, now, out),
+                None if self.tso => {
+                    // Linux `tcp_write_xmit`: a burst of at most the TSO goal, the free cwnd
+                    // (`tcp_cwnd_test`: at most half of cwnd, so two bursts are in flight) and
+                    // the send window.
+                    let room = self.tp.snd_cwnd - self.sb.in_flight();
+                    let goal = self.tso_segs();
+                    if self.tso_should_defer(now, room, goal) {
+                        self.cwnd_limited = true;
+                        return;
+                    }
+                    let segs = goal.min(room).min((self.tp.snd_cwnd / 2).max(1)).min(self.wnd_limit_segs - self.sb.packets_out());
+                    self.transmit_burst(segs, now, out);
+                }
                 None => {
                     let seq = self.snd_nxt;
                     self.snd_nxt += 1;
@@ -733,7 +836,9 @@ impl TcpSender {
             self.cc.cong_avoid(&mut self.tp, p.ack, acked.segs);
         }
         if self.default_pacing_rate {
-            self.update_pacing_rate();
+            self.tp.pacing_rate_bps = self.default_pacing_rate();
+        } else if self.tso && !self.cong_control {
+            self.sizing_rate_bps = self.default_pacing_rate();
         }
 
         if self.sb.packets_out() == 0 {

@@ -1,0 +1,87 @@
+//! Linux's TSO/GSO sending (`tso`): new data leaves in bursts of about 1 ms of data at the
+//! pacing rate (`tcp_tso_autosize`), and a sender with less cwnd room than a burst waits for the
+//! next ACK (`tcp_tso_should_defer`).
+//!
+//! The reference is the testbed's kernel (Linux 6.18, TSO/GSO off on every veth: TCP still builds
+//! GSO packets and the stack splits them). One flow, 100 Mb/s, 100 ms, 1-BDP buffer, the sender's
+//! data segments captured with dumpcap 15–18 s into the run and split into bursts wherever two
+//! are 20 µs or more apart (docs/validation.md):
+//! - `reno` (unpaced): 2808 bursts, 97% of them 9 segments, one every 1.08 ms (median);
+//! - `bbr` (paced): 3117 bursts, 8 segments in 70% (6 in 13%, 10 in 15%: its gain cycle's 3/4
+//!   and 5/4 phases), one every 0.96 ms.
+
+mod common;
+
+use common::{bdp_pkts, dumbbell, run, MS, S};
+use tcplab_sim::spec::{CaptureSpec, Spec, TcpSpec};
+
+/// One Linux-like flow of `cc` (SACK, PRR, RACK-TLP) with or without `tso`, over the kernel's
+/// path: 100 Mb/s, 100 ms, a 1-BDP buffer, its data captured on the sender's access link.
+fn one_flow(cc: &str, tso: bool) -> Spec {
+    let mut t = TcpSpec::new(0, 1);
+    t.cc = cc.into();
+    t.rack = true;
+    t.tso = tso;
+    t.rwnd_bytes = 64 << 20;
+    t.sndbuf_bytes = 64 << 20;
+    let mut spec = dumbbell(100_000_000, 100 * MS, bdp_pkts(100_000_000, 100 * MS), vec![t], 18 * S);
+    spec.capture = Some(CaptureSpec { flow: 0, links: vec![2] });
+    spec
+}
+
+struct Bursts {
+    /// Segments per burst.
+    sizes: Vec<usize>,
+    /// Median time from one burst's start to the next's, µs.
+    median_spacing_us: f64,
+}
+
+/// The flow's data segments leaving the sender from 15 s on, split where two are ≥ 20 µs apart
+/// (back to back at the 1 Gb/s access rate they are 12 µs apart).
+fn bursts(spec: &Spec) -> Bursts {
+    let r = run(spec);
+    let cap = r.capture.as_ref().expect("capture");
+    let (t, kind) = (cap.col("t_ns"), cap.col("kind"));
+    let starts: Vec<f64> = (0..cap.rows()).filter(|&i| kind.get(i) == 0.0 && t.get(i) >= 15e9).map(|i| t.get(i)).collect();
+    let mut sizes = vec![1];
+    let mut burst_starts = vec![starts[0]];
+    for w in starts.windows(2) {
+        if w[1] - w[0] >= 20e3 {
+            sizes.push(1);
+            burst_starts.push(w[1]);
+        } else {
+            *sizes.last_mut().unwrap() += 1;
+        }
+    }
+    let mut spacing: Vec<f64> = burst_starts.windows(2).map(|w| (w[1] - w[0]) / 1e3).collect();
+    spacing.sort_by(f64::total_cmp);
+    Bursts { sizes, median_spacing_us: spacing[spacing.len() / 2] }
+}
+
+fn share(sizes: &[usize], pred: impl Fn(usize) -> bool) -> f64 {
+    sizes.iter().filter(|&&s| pred(s)).count() as f64 / sizes.len() as f64
+}
+
+#[test]
+fn an_unpaced_flow_sends_bursts_of_a_millisecond_of_data_as_the_kernel_does() {
+    let b = bursts(&one_flow("reno", true));
+    // 120% of cwnd/srtt ≈ 107 Mb/s here: 2^-10 s of it is 9 segments, as the kernel sent.
+    let nine = share(&b.sizes, |s| s == 9);
+    assert!(nine > 0.85, "{nine} of bursts are 9 segments: {:?}", &b.sizes[..40]);
+    assert!((900.0..1300.0).contains(&b.median_spacing_us), "median burst spacing {} µs", b.median_spacing_us);
+    // Without it, each delayed ACK releases its two segments: no burst of 9.
+    let b = bursts(&one_flow("reno", false));
+    assert!(share(&b.sizes, |s| s <= 3) > 0.9, "{:?}", &b.sizes[..40]);
+}
+
+#[test]
+fn bbr_paces_bursts_sized_by_its_gain_cycle_as_the_kernel_does() {
+    let b = bursts(&one_flow("bbr", true));
+    let eight = share(&b.sizes, |s| s == 8);
+    let cycle = share(&b.sizes, |s| (6..=10).contains(&s));
+    assert!(eight > 0.5 && cycle > 0.9, "8: {eight}, 6–10: {cycle}: {:?}", &b.sizes[..40]);
+    assert!((800.0..1200.0).contains(&b.median_spacing_us), "median burst spacing {} µs", b.median_spacing_us);
+    // Without it BBR paces one segment per slot.
+    let b = bursts(&one_flow("bbr", false));
+    assert!(share(&b.sizes, |s| s == 1) > 0.9, "{:?}", &b.sizes[..40]);
+}
