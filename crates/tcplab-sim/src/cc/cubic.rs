@@ -31,8 +31,9 @@
 //! - HyStart's exit (ssthresh = cwnd) is found in `pkts_acked`, which sees the connection
 //!   read-only here, and is applied at the start of `cong_avoid` on the same ACK (every ACK in
 //!   slow start without loss advances snd_una, so `cong_avoid` follows it).
-//! - HyStart's ACK-train threshold has no TSO/GRO cushion (`hystart_ack_delay` = 0): tcplab has
-//!   no TSO, GSO or pacing, so the threshold is delay_min/2 as in unpaced Linux.
+//! - HyStart's ACK-train threshold has no TSO/GRO cushion (`hystart_ack_delay` = 0): the
+//!   threshold is delay_min/2. Linux ≥ 5.7 halves delay_min + min(1 ms, 4 · 64 KB / pacing rate)
+//!   when unpaced (every flow has a pacing rate there), delay_min + that cushion when paced.
 //! - `cwnd_event(TX_START)`'s epoch shift after an idle period is not modelled (tcplab's
 //!   sources are never idle).
 //! - For `linux-2.6.22`, v2.1's extra clamps are not modelled: cnt ≥ the value giving at most
