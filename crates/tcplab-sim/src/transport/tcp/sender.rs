@@ -353,8 +353,9 @@ impl TcpSender {
         self.after_send(depart, 1);
     }
 
-    /// Send `segs` new segments as one TSO burst: one departure time, one pacing slot.
-    fn transmit_burst(&mut self, segs: u32, now: Nanos, out: &mut Vec<Packet>) {
+    /// Send the next `segs` new segments as one burst (a TSO burst, or one segment): one
+    /// departure time, one pacing slot.
+    fn send_new(&mut self, segs: u32, now: Nanos, out: &mut Vec<Packet>) {
         let depart = self.departure(now);
         for _ in 0..segs {
             let seq = self.snd_nxt;
@@ -537,13 +538,9 @@ impl TcpSender {
                         return;
                     }
                     let segs = goal.min(room).min((self.tp.snd_cwnd / 2).max(1)).min(self.wnd_limit_segs - self.sb.packets_out());
-                    self.transmit_burst(segs, now, out);
+                    self.send_new(segs, now, out);
                 }
-                None => {
-                    let seq = self.snd_nxt;
-                    self.snd_nxt += 1;
-                    self.transmit(seq, false, now, out);
-                }
+                None => self.send_new(1, now, out),
             }
         }
     }
@@ -926,9 +923,7 @@ impl TcpSender {
         }
         if self.tlp_high_seq.is_none() {
             let sent = if self.active && self.sb.packets_out() < self.wnd_limit_segs {
-                let seq = self.snd_nxt;
-                self.snd_nxt += 1;
-                self.transmit(seq, false, now, out);
+                self.send_new(1, now, out);
                 self.tlp_retrans = false;
                 true
             } else {
