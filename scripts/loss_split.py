@@ -1,0 +1,167 @@
+"""How two flows share the losses at a drop-tail bottleneck, from a capture at each sender.
+
+    python scripts/loss_split.py FLOW1.pcap FLOW2.pcap --rtt 25ms --limit 208 [--rate 100Mbps]
+                                 [--window 40s:100s]
+
+Each file holds one flow as seen at its sender (``tcplab sim F --pcap N``, or dumpcap/tcpdump
+on the sender's interface of the testbed); both must share a clock (one simulation, or one
+host). tshark reads them. For each flow it prints
+
+- the sizes of its bursts (data segments less than 20 µs apart: Linux's TSO/GSO bursts),
+- its drops, inferred from the data: a segment whose first byte is sent again was lost;
+
+then the loss episodes (drops of either flow within one RTT of the episode's first), classed as
+both flows / flow 1 only / flow 2 only, and a replay: both flows' data segments, at their
+capture times, through an ideal drop-tail queue of LIMIT packets drained at RATE (1500-byte
+segments). On a simulator capture the replay finds the simulator's own drops; on a testbed
+capture, how far it misses says how much the path from the senders to the router reshapes
+the traffic (docs/validation.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+
+from tcplab.units import Rate, Time, UnitError, Window
+
+BURST_GAP_S = 20e-6
+MTU = 1500
+
+
+def load(path: str) -> tuple[np.ndarray, np.ndarray]:
+    """(send times in s, relative sequence numbers) of the data segments of the busiest
+    direction of ``path``."""
+    out = subprocess.run(
+        ["tshark", "-r", path, "-Y", "tcp.len>0", "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.seq", "-e", "tcp.srcport"],
+        capture_output=True, text=True,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"loss_split: tshark cannot read '{path}': {out.stderr.strip()}")
+    rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == 2]
+    if not rows:
+        raise SystemExit(f"loss_split: '{path}' holds no TCP data segments")
+    port = Counter(r[2] for r in rows).most_common(1)[0][0]
+    t = np.array([float(r[0]) for r in rows if r[2] == port])
+    seq = np.array([int(r[1]) for r in rows if r[2] == port])
+    return t, seq
+
+
+def inferred_drops(seq: np.ndarray) -> np.ndarray:
+    """Indices of first transmissions whose first byte was sent again (lost at the queue)."""
+    first: dict[int, int | None] = {}
+    lost = []
+    for i, s in enumerate(seq.tolist()):
+        j = first.get(s, -1)
+        if j == -1:
+            first[s] = i
+        elif j is not None:
+            lost.append(j)
+            first[s] = None
+    return np.array(sorted(lost), dtype=int)
+
+
+def burst_sizes(t: np.ndarray) -> np.ndarray:
+    starts = np.concatenate([[0], np.nonzero(np.diff(t) >= BURST_GAP_S)[0] + 1])
+    return np.diff(np.concatenate([starts, [len(t)]]))
+
+
+def episodes(drop_times: list[tuple[float, int]], rtt_s: float) -> list[tuple[float, dict[int, int]]]:
+    """Group (time, flow) drops: a drop within one RTT of an episode's first joins it."""
+    eps: list[tuple[float, dict[int, int]]] = []
+    for t, f in sorted(drop_times):
+        if eps and t - eps[-1][0] <= rtt_s:
+            eps[-1][1][f] += 1
+        else:
+            eps.append((t, {1: int(f == 1), 2: int(f == 2)}))
+    return eps
+
+
+def replay(arrivals: list[tuple[float, int, int]], limit: int, rate_bps: float, initial: int = 0) -> set[tuple[int, int]]:
+    """(flow, index) of the arrivals an ideal drop-tail queue of ``limit`` waiting packets,
+    served at ``rate_bps``, drops (the packet in service does not count, as in tcplab's queues);
+    ``initial`` packets wait when the first one arrives."""
+    tx = MTU * 8 / rate_bps
+    waiting, free_at, dropped = initial, arrivals[0][0] if initial else -np.inf, set()
+    for t, f, i in arrivals:
+        while waiting and free_at <= t:
+            waiting -= 1
+            free_at += tx
+        if waiting < limit:
+            waiting += 1
+        else:
+            dropped.add((f, i))
+        if waiting and free_at <= t:
+            waiting -= 1
+            free_at = t + tx
+    return dropped
+
+
+def _arg(parse):
+    """An argparse type from a tcplab unit parser: its message names the value and what is allowed."""
+    def read(text: str):
+        try:
+            return parse(text)
+        except UnitError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return read
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("flow1")
+    p.add_argument("flow2")
+    p.add_argument("--rtt", required=True, type=_arg(Time.parse), help="base RTT, e.g. 25ms (groups drops into episodes)")
+    p.add_argument("--limit", required=True, type=int, help="the bottleneck's drop-tail limit in packets")
+    p.add_argument("--rate", default="100Mbps", type=_arg(Rate.parse), help="bottleneck rate (default 100Mbps)")
+    p.add_argument("--initial-queue", type=int, default=0, metavar="PKTS",
+                   help="packets already queued at the first packet (default 0: capture from the start of the run)")
+    p.add_argument("--window", type=_arg(Window.parse), help="START:STOP after the first packet of either file, e.g. 40s:100s")
+    a = p.parse_args(argv)
+    if a.limit < 1:
+        p.error(f"--limit: {a.limit} must be at least 1 packet")
+    if not 0 <= a.initial_queue <= a.limit:
+        p.error(f"--initial-queue: {a.initial_queue} must be within 0..{a.limit} (the limit)")
+    if shutil.which("tshark") is None:
+        raise SystemExit("loss_split: tshark is not installed (apt-get install -y tshark)")
+    whole = {1: load(a.flow1), 2: load(a.flow2)}
+    t0 = min(whole[1][0][0], whole[2][0][0])
+    lo, hi = (a.window.start.ns / 1e9, a.window.stop.ns / 1e9 if a.window.stop else np.inf) if a.window else (0.0, np.inf)
+    # The replay runs over everything (the queue's state carries over); the counts are the window's.
+    arrivals = sorted((t, f, i) for f, (ts, _) in whole.items() for i, t in enumerate(ts.tolist()))
+    got_all = replay(arrivals, a.limit, a.rate.bps, a.initial_queue)
+    inferred_all = {f: inferred_drops(seq) for f, (_, seq) in whole.items()}
+    flows, drops, got = {}, {}, set()
+    for f, (t, seq) in whole.items():
+        keep = (t - t0 >= lo) & (t - t0 < hi)
+        index = np.nonzero(keep)[0]
+        first = int(index[0]) if len(index) else 0
+        flows[f] = (t[keep], seq[keep])
+        inside = set(index.tolist())
+        drops[f] = {i - first for i in inferred_all[f].tolist() if i in inside}
+        got |= {(f, i - first) for (g, i) in got_all if g == f and i in inside}
+    rtt_s = a.rtt.ns / 1e9
+    for f, (t, seq) in flows.items():
+        b = burst_sizes(t)
+        hist = " ".join(f"{k}:{(b == k).mean():.2f}" for k in range(1, 11)) + f" >10:{(b > 10).mean():.2f}"
+        print(f"flow{f}: {len(t)} data segments, {len(b)} bursts, mean {b.mean():.2f} segments; sizes {hist}; drops {len(drops[f])}")
+    eps = episodes([(flows[f][0][i], f) for f in (1, 2) for i in drops[f]], rtt_s)
+    kinds = Counter("both" if c[1] and c[2] else "flow1 only" if c[1] else "flow2 only" for _, c in eps)
+    per = np.mean([c[1] + c[2] for _, c in eps]) if eps else 0.0
+    print(f"episodes: {len(eps)} ({kinds['both']} both flows, {kinds['flow1 only']} flow 1 only, {kinds['flow2 only']} flow 2 only); "
+          f"{per:.2f} drops per episode")
+    want = {(f, i) for f in (1, 2) for i in drops[f]}
+    for f in (1, 2):
+        g = {x for x in got if x[0] == f}
+        w = {x for x in want if x[0] == f}
+        print(f"replay flow{f}: {len(g)} drops, {len(g & w)} of the {len(w)} inferred")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

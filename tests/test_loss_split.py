@@ -1,0 +1,72 @@
+"""scripts/loss_split.py on the simulator's own captures: replaying both senders' data segments
+through an ideal drop-tail queue must find exactly the segments the senders retransmitted, because
+the simulated bottleneck is such a queue and the capture times are the departure times (the
+access links add the same 12 µs to every segment). A broken timestamp, a wrong queue rule or a
+wrong drop inference makes them differ."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcplab.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = """
+name = "split"
+duration = "12s"
+seed = 3
+
+[topology]
+kind = "dumbbell"
+bottleneck = "20Mbps"
+rtt = "30ms"
+buffer = "1bdp"
+
+[tcp]
+tso = true
+
+[[flows]]
+variant = "sack"
+
+[[flows]]
+variant = "cubic"
+start = "2s"
+"""
+# 20 Mb/s × 30 ms = 75,000 B = 50 packets of 1500 B.
+LIMIT = 50
+
+pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make install)")
+
+
+def test_replay_finds_the_simulators_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "split.toml"
+    scenario.write_text(SCENARIO)
+    pcaps = [tmp_path / f"flow{i}.pcap" for i in (1, 2)]
+    for i, path in enumerate(pcaps, start=1):
+        assert main(["sim", str(scenario), "--pcap", str(i), "--pcap-file", str(path), "-q"]) == 0
+    capsys.readouterr()
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "loss_split.py"), *map(str, pcaps), "--rtt", "30ms", "--limit", str(LIMIT), "--rate", "20Mbps"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    replayed = {int(f): (int(d), int(m), int(n)) for f, d, m, n in re.findall(r"replay flow(\d): (\d+) drops, (\d+) of the (\d+) inferred", out)}
+    assert set(replayed) == {1, 2}, out
+    for flow, (drops, matched, inferred) in replayed.items():
+        assert inferred >= 5, f"flow{flow} lost too little to test anything:\n{out}"
+        assert matched == inferred and drops == inferred, f"flow{flow}:\n{out}"
+    assert re.search(r"episodes: \d+ \(\d+ both flows", out), out
+
+
+def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "loss_split.py"), "a.pcap", "b.pcap", "--rtt", "30xs", "--limit", "5"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 2
+    assert "--rtt" in run.stderr and "30xs" in run.stderr and "Traceback" not in run.stderr
