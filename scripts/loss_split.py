@@ -30,12 +30,19 @@ import numpy as np
 
 from tcplab.units import Rate, Time, UnitError, Window
 
-BURST_GAP_S = 20e-6
+BURST_GAP_NS = 20_000
 MTU = 1500
 
 
+def _ns(epoch: str) -> int:
+    """tshark's ``frame.time_epoch`` ("1795378613.029310500") as integer ns: a float would round
+    a 120-µs step to a multiple of 0.24 µs at today's epoch and drift the replay's clock."""
+    sec, _, frac = epoch.partition(".")
+    return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
 def load(path: str) -> tuple[np.ndarray, np.ndarray]:
-    """(send times in s, relative sequence numbers) of the data segments of the busiest
+    """(send times in ns, relative sequence numbers) of the data segments of the busiest
     direction of ``path``."""
     out = subprocess.run(
         ["tshark", "-r", path, "-Y", "tcp.len>0", "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.seq", "-e", "tcp.srcport"],
@@ -47,7 +54,7 @@ def load(path: str) -> tuple[np.ndarray, np.ndarray]:
     if not rows:
         raise SystemExit(f"loss_split: '{path}' holds no TCP data segments")
     port = Counter(r[2] for r in rows).most_common(1)[0][0]
-    t = np.array([float(r[0]) for r in rows if r[2] == port])
+    t = np.array([_ns(r[0]) for r in rows if r[2] == port], dtype=np.int64)
     seq = np.array([int(r[1]) for r in rows if r[2] == port])
     return t, seq
 
@@ -67,27 +74,27 @@ def inferred_drops(seq: np.ndarray) -> np.ndarray:
 
 
 def burst_sizes(t: np.ndarray) -> np.ndarray:
-    starts = np.concatenate([[0], np.nonzero(np.diff(t) >= BURST_GAP_S)[0] + 1])
+    starts = np.concatenate([[0], np.nonzero(np.diff(t) >= BURST_GAP_NS)[0] + 1])
     return np.diff(np.concatenate([starts, [len(t)]]))
 
 
-def episodes(drop_times: list[tuple[float, int]], rtt_s: float) -> list[tuple[float, dict[int, int]]]:
+def episodes(drop_times: list[tuple[int, int]], rtt_ns: int) -> list[tuple[int, dict[int, int]]]:
     """Group (time, flow) drops: a drop within one RTT of an episode's first joins it."""
-    eps: list[tuple[float, dict[int, int]]] = []
+    eps: list[tuple[int, dict[int, int]]] = []
     for t, f in sorted(drop_times):
-        if eps and t - eps[-1][0] <= rtt_s:
+        if eps and t - eps[-1][0] <= rtt_ns:
             eps[-1][1][f] += 1
         else:
             eps.append((t, {1: int(f == 1), 2: int(f == 2)}))
     return eps
 
 
-def replay(arrivals: list[tuple[float, int, int]], limit: int, rate_bps: float, initial: int = 0) -> set[tuple[int, int]]:
+def replay(arrivals: list[tuple[int, int, int]], limit: int, rate_bps: int, initial: int = 0) -> set[tuple[int, int]]:
     """(flow, index) of the arrivals an ideal drop-tail queue of ``limit`` waiting packets,
     served at ``rate_bps``, drops (the packet in service does not count, as in tcplab's queues);
     ``initial`` packets wait when the first one arrives."""
-    tx = MTU * 8 / rate_bps
-    waiting, free_at, dropped = initial, arrivals[0][0] if initial else -np.inf, set()
+    tx = MTU * 8 * 1_000_000_000 // rate_bps  # ns, as tcplab's queues count
+    waiting, free_at, dropped = initial, arrivals[0][0] if initial else arrivals[0][0] - 1, set()
     for t, f, i in arrivals:
         while waiting and free_at <= t:
             waiting -= 1
@@ -131,26 +138,26 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("loss_split: tshark is not installed (apt-get install -y tshark)")
     whole = {1: load(a.flow1), 2: load(a.flow2)}
     t0 = min(whole[1][0][0], whole[2][0][0])
-    lo, hi = (a.window.start.ns / 1e9, a.window.stop.ns / 1e9 if a.window.stop else np.inf) if a.window else (0.0, np.inf)
+    lo, hi = (a.window.start.ns, a.window.stop.ns if a.window.stop else None) if a.window else (0, None)
     # The replay runs over everything (the queue's state carries over); the counts are the window's.
-    arrivals = sorted((t, f, i) for f, (ts, _) in whole.items() for i, t in enumerate(ts.tolist()))
+    arrivals = sorted((int(t), f, i) for f, (ts, _) in whole.items() for i, t in enumerate(ts.tolist()))
     got_all = replay(arrivals, a.limit, a.rate.bps, a.initial_queue)
     inferred_all = {f: inferred_drops(seq) for f, (_, seq) in whole.items()}
     flows, drops, got = {}, {}, set()
     for f, (t, seq) in whole.items():
-        keep = (t - t0 >= lo) & (t - t0 < hi)
+        keep = (t - t0 >= lo) & ((t - t0 < hi) if hi is not None else True)
         index = np.nonzero(keep)[0]
         first = int(index[0]) if len(index) else 0
         flows[f] = (t[keep], seq[keep])
         inside = set(index.tolist())
         drops[f] = {i - first for i in inferred_all[f].tolist() if i in inside}
         got |= {(f, i - first) for (g, i) in got_all if g == f and i in inside}
-    rtt_s = a.rtt.ns / 1e9
+    rtt_ns = a.rtt.ns
     for f, (t, seq) in flows.items():
         b = burst_sizes(t)
         hist = " ".join(f"{k}:{(b == k).mean():.2f}" for k in range(1, 11)) + f" >10:{(b > 10).mean():.2f}"
         print(f"flow{f}: {len(t)} data segments, {len(b)} bursts, mean {b.mean():.2f} segments; sizes {hist}; drops {len(drops[f])}")
-    eps = episodes([(flows[f][0][i], f) for f in (1, 2) for i in drops[f]], rtt_s)
+    eps = episodes([(int(flows[f][0][i]), f) for f in (1, 2) for i in drops[f]], rtt_ns)
     kinds = Counter("both" if c[1] and c[2] else "flow1 only" if c[1] else "flow2 only" for _, c in eps)
     per = np.mean([c[1] + c[2] for _, c in eps]) if eps else 0.0
     print(f"episodes: {len(eps)} ({kinds['both']} both flows, {kinds['flow1 only']} flow 1 only, {kinds['flow2 only']} flow 2 only); "

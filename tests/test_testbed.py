@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -37,8 +39,40 @@ def _assert_nothing_left() -> None:
 
 
 @pytest.fixture(scope="module")
-def quick() -> tcplab.Result:
-    return testbed.run(testbed.load(QUICK))
+def quick_pcap(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("router") / "fwd.pcap"
+
+
+@pytest.fixture(scope="module")
+def quick(quick_pcap: Path) -> tcplab.Result:
+    return testbed.run(testbed.load(QUICK), router_pcap=quick_pcap)
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make install)")
+def test_router_pcap_is_what_the_queue_received(quick: tcplab.Result, quick_pcap: Path) -> None:
+    """--router-pcap: every packet the bottleneck's queue was offered, at the router's arrival
+    time. Fed to an ideal drop-tail queue of the same limit and rate, those arrivals must give
+    exactly the router's drop count: the router's queue is that queue, and the stamps are the
+    times its drop decisions used."""
+    out = subprocess.run(["tshark", "-r", str(quick_pcap), "-T", "fields", "-e", "frame.time_epoch", "-e", "frame.len"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = [line.split("\t") for line in out.splitlines()]
+    fwd = quick.queues.iloc[0]
+    assert len(rows) == fwd["enqueued_pkts"] + fwd["dropped_pkts"]
+    waiting: deque[int] = deque()  # serialisation times of the packets waiting, ns
+    free_at, dropped, limit = 0, 0, int(fwd["max_pkts"])
+    for stamp, size in rows:
+        sec, _, frac = stamp.partition(".")
+        t = int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+        while waiting and free_at <= t:
+            free_at += waiting.popleft()
+        if len(waiting) < limit:
+            waiting.append(-(-int(size) * 8 * 1_000_000_000 // 100_000_000))
+        else:
+            dropped += 1
+        if waiting and free_at <= t:
+            free_at = t + waiting.popleft()
+    assert dropped == fwd["dropped_pkts"] > 0
 
 
 def test_calibration_meets_the_papers_tolerances() -> None:

@@ -209,6 +209,7 @@ def _add_testbed(commands: Any) -> None:
     run.add_argument("--seed", type=int, metavar="N", help="seed (flow start jitter)")
     run.add_argument("--csv", metavar="FILE", help="write the per-flow summary to FILE and the per-interval series to <stem>.intervals.csv")
     run.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
+    run.add_argument("--router-pcap", metavar="FILE", help="write what the bottleneck's queue receives (data toward the receivers), with the router's arrival times, as a pcap")
     run.add_argument("-q", "--quiet", action="store_true", help="print no table")
     sub.add_parser("clean", help="remove what a killed testbed run left (tcplab- namespaces, their links and processes)")
 

@@ -2,8 +2,9 @@
 //! routing sends into this process's TUN devices (one per direction).
 //!
 //! [`pipe`] is the timing logic (pure, tested without root); [`hist`] the lateness and sojourn
-//! histograms; `sys` the few system calls std does not wrap, the only module allowed `unsafe`.
+//! histograms; [`capture`] the optional pcap of the forward direction's arrivals; `sys` the few system calls std does not wrap, the only module allowed `unsafe`.
 
+pub mod capture;
 pub mod hist;
 pub mod pipe;
 pub mod report;

@@ -8,7 +8,8 @@
 //!               --queue '{"kind":"droptail","limit_pkts":417}' --report /tmp/report.json
 //! ```
 //!
-//! SIGUSR1 writes the report so far; SIGINT/SIGTERM stop both directions, write the final report
+//! `--pcap-fwd FILE` also writes the forward direction's arrivals, as the queue sees them, to a
+//! pcap file (`capture`). SIGUSR1 writes the report so far; SIGINT/SIGTERM stop both directions, write the final report
 //! and exit 0. One thread per direction, SCHED_FIFO when permitted, sleeping on a timerfd armed at
 //! the next absolute deadline while polling the TUN device: no busy-waiting.
 
@@ -19,13 +20,14 @@ use std::sync::Arc;
 use std::thread;
 
 use serde_json::{json, Value};
+use tcplab_router::capture::Capture;
 use tcplab_router::pipe::{Pipe, PipeConfig, SLOT_BYTES};
 use tcplab_router::report;
 use tcplab_router::sys::{self, Signal, Signals, Timer, Tun};
 use tcplab_sim::spec::QueueSpec;
 
 const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
---queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--report FILE]";
+--queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--report FILE] [--pcap-fwd FILE]";
 
 /// Longest sleep without checking for a stop or report request.
 const MAX_SLEEP_MS: i32 = 50;
@@ -39,16 +41,19 @@ struct Args {
     rev_cfg: PipeConfig,
     rt_priority: Option<i32>,
     report: Option<String>,
+    pcap_fwd: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let (mut fwd, mut rev, mut queue) = (None, None, None);
     let (mut rate, mut rev_rate, mut delay, mut rev_delay) = (None, None, None, None);
-    let (mut overhead, mut slots, mut rt, mut report) = (0u32, 32_768usize, Some(50), None);
+    let (mut overhead, mut slots, mut rt, mut report, mut pcap_fwd) =
+        (0u32, 32_768usize, Some(50), None, None);
     fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
-        v.parse().map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
+        v.parse()
+            .map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
     }
     while let Some(flag) = it.next() {
         match flag.as_str() {
@@ -63,9 +68,11 @@ fn parse_args() -> Result<Args, String> {
             "--rt-priority" => rt = Some(num(&flag, it.next())?),
             "--no-realtime" => rt = None,
             "--report" => report = it.next(),
+            "--pcap-fwd" => pcap_fwd = Some(it.next().ok_or("--pcap-fwd needs a file")?),
             "--queue" => {
                 let text = it.next().ok_or("--queue needs a value")?;
-                let spec: QueueSpec = serde_json::from_str(&text).map_err(|e| format!("--queue: '{text}' is not a queue spec ({e})"))?;
+                let spec: QueueSpec = serde_json::from_str(&text)
+                    .map_err(|e| format!("--queue: '{text}' is not a queue spec ({e})"))?;
                 queue = Some(spec);
             }
             "-h" | "--help" => return Err(String::new()),
@@ -81,7 +88,13 @@ fn parse_args() -> Result<Args, String> {
     if slots == 0 {
         return Err("--slots must be positive".into());
     }
-    let cfg = |rate_bps, delay_ns| PipeConfig { rate_bps, delay_ns, overhead_bytes: overhead, queue: queue.clone(), slots };
+    let cfg = |rate_bps, delay_ns| PipeConfig {
+        rate_bps,
+        delay_ns,
+        overhead_bytes: overhead,
+        queue: queue.clone(),
+        slots,
+    };
     Ok(Args {
         fwd: fwd.ok_or("--fwd is required")?,
         rev: rev.ok_or("--rev is required")?,
@@ -89,6 +102,7 @@ fn parse_args() -> Result<Args, String> {
         rev_cfg: cfg(rev_rate.unwrap_or(rate), rev_delay.unwrap_or(delay)),
         rt_priority: rt,
         report,
+        pcap_fwd,
     })
 }
 
@@ -100,15 +114,24 @@ struct Control {
 }
 
 /// One direction's loop; returns its final report.
-fn run_direction(mut tun: Tun, mut pipe: Pipe, rt_priority: Option<i32>, control: Arc<Control>, reports: mpsc::Sender<Value>) -> Result<Value, String> {
+fn run_direction(
+    mut tun: Tun,
+    mut pipe: Pipe,
+    mut capture: Option<Capture>,
+    rt_priority: Option<i32>,
+    control: Arc<Control>,
+    reports: mpsc::Sender<Value>,
+) -> Result<Value, String> {
     let realtime = match rt_priority {
-        Some(p) => match sys::set_fifo(p) {
-            Ok(()) => true,
-            Err(e) => {
-                eprintln!("tcplab-router: {}: SCHED_FIFO not permitted ({e}); running at normal priority", tun.name);
-                false
+        Some(p) => {
+            match sys::set_fifo(p) {
+                Ok(()) => true,
+                Err(e) => {
+                    eprintln!("tcplab-router: {}: SCHED_FIFO not permitted ({e}); running at normal priority", tun.name);
+                    false
+                }
             }
-        },
+        }
         None => false,
     };
     let mut timer = Timer::new().map_err(|e| format!("timerfd: {e}"))?;
@@ -121,8 +144,11 @@ fn run_direction(mut tun: Tun, mut pipe: Pipe, rt_priority: Option<i32>, control
             seen_gen = gen;
             let _ = reports.send(report::direction(&name, &pipe, &pipe.stats, realtime));
         }
-        timer.set(pipe.next_deadline()).map_err(|e| format!("timerfd_settime: {e}"))?;
-        let [_, fired] = sys::poll_readable([tun.fd(), timer.fd()], MAX_SLEEP_MS).map_err(|e| format!("poll: {e}"))?;
+        timer
+            .set(pipe.next_deadline())
+            .map_err(|e| format!("timerfd_settime: {e}"))?;
+        let [_, fired] = sys::poll_readable([tun.fd(), timer.fd()], MAX_SLEEP_MS)
+            .map_err(|e| format!("poll: {e}"))?;
         if fired {
             timer.clear();
         }
@@ -136,7 +162,12 @@ fn run_direction(mut tun: Tun, mut pipe: Pipe, rt_priority: Option<i32>, control
             };
             match got {
                 Ok(Some((slot, n))) => {
-                    pipe.arrive(slot, n, sys::now_ns());
+                    let now = sys::now_ns();
+                    if let Some(c) = capture.as_mut() {
+                        c.record(now, pipe.slot_bytes(slot, n))
+                            .map_err(|e| format!("{name}: --pcap-fwd: {e}"))?;
+                    }
+                    pipe.arrive(slot, n, now);
                 }
                 Ok(None) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
@@ -146,6 +177,9 @@ fn run_direction(mut tun: Tun, mut pipe: Pipe, rt_priority: Option<i32>, control
         }
         let now = sys::now_ns();
         pipe.service(now, |packet| tun.send(packet).is_ok());
+    }
+    if let Some(c) = capture {
+        c.finish().map_err(|e| format!("{name}: --pcap-fwd: {e}"))?;
     }
     Ok(report::direction(&name, &pipe, &pipe.stats, realtime))
 }
@@ -187,7 +221,9 @@ fn main() -> ExitCode {
         }
     };
     if let Err(e) = sys::lock_memory() {
-        eprintln!("tcplab-router: mlockall not permitted ({e}); pages may fault on the packet path");
+        eprintln!(
+            "tcplab-router: mlockall not permitted ({e}); pages may fault on the packet path"
+        );
     }
     let mut tuns = Vec::new();
     for name in [&args.fwd, &args.rev] {
@@ -199,17 +235,33 @@ fn main() -> ExitCode {
             }
         }
     }
-    let control = Arc::new(Control { stop: AtomicBool::new(false), report_gen: AtomicU64::new(0) });
+    let capture = match args.pcap_fwd.as_deref().map(Capture::create).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "tcplab-router: error: --pcap-fwd {}: {e}",
+                args.pcap_fwd.as_deref().unwrap_or_default()
+            );
+            return ExitCode::from(1);
+        }
+    };
+    let control = Arc::new(Control {
+        stop: AtomicBool::new(false),
+        report_gen: AtomicU64::new(0),
+    });
     let (tx, rx) = mpsc::channel();
     let rev_tun = tuns.pop().expect("two devices");
     let fwd_tun = tuns.pop().expect("two devices");
     let mut workers = Vec::new();
-    for (tun, cfg) in [(fwd_tun, args.fwd_cfg.clone()), (rev_tun, args.rev_cfg.clone())] {
+    for (tun, cfg, capture) in [
+        (fwd_tun, args.fwd_cfg.clone(), capture),
+        (rev_tun, args.rev_cfg.clone(), None),
+    ] {
         let (control, tx, rt) = (control.clone(), tx.clone(), args.rt_priority);
         let name = tun.name.clone();
         let handle = thread::Builder::new()
             .name(name)
-            .spawn(move || run_direction(tun, Pipe::new(cfg), rt, control, tx))
+            .spawn(move || run_direction(tun, Pipe::new(cfg), capture, rt, control, tx))
             .expect("spawn a thread");
         workers.push(handle);
     }
@@ -220,7 +272,9 @@ fn main() -> ExitCode {
             Ok(Some(Signal::Stop)) => break,
             Ok(Some(Signal::Report)) => {
                 control.report_gen.fetch_add(1, Ordering::Relaxed);
-                let got: Vec<Value> = (0..workers.len()).filter_map(|_| rx.recv_timeout(std::time::Duration::from_secs(1)).ok()).collect();
+                let got: Vec<Value> = (0..workers.len())
+                    .filter_map(|_| rx.recv_timeout(std::time::Duration::from_secs(1)).ok())
+                    .collect();
                 let mut sorted = got;
                 sorted.sort_by_key(|v| (v["device"].as_str() != Some(args.fwd.as_str())) as u8);
                 if let Err(e) = write_report(args.report.as_deref(), &sorted) {

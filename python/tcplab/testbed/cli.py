@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace, outputs: Callable[[argparse.Namespace], list[
     scenario = experiment.load(args.file)
     targets = outputs(args)
     started = time.perf_counter()
-    result = experiment.run(scenario, seed=args.seed, profile=args.profile)
+    result = experiment.run(scenario, seed=args.seed, profile=args.profile, router_pcap=args.router_pcap)
     wall_s = time.perf_counter() - started
     result.summary()
     for fmt, path in targets:
@@ -81,6 +81,8 @@ def _run(args: argparse.Namespace, outputs: Callable[[argparse.Namespace], list[
                   f"max {late['max_ns'] / 1e3:.1f} µs; drops {direction['dropped_pkts']}, mean queue {direction['mean_pkts']:.1f} pkts")  # fmt: skip
     for fmt, path in targets:
         print(f"wrote {path}", file=sys.stderr)
+    if args.router_pcap:
+        print(f"wrote {args.router_pcap}", file=sys.stderr)
     if not result.meta["valid"]:
         print(f"tcplab: testbed run INVALID: {result.meta['invalid_reason']}", file=sys.stderr)
         return 1

@@ -153,8 +153,10 @@ class _Watchdog:
 class _Router:
     """The router process in the router namespace; its report comes on SIGTERM."""
 
-    def __init__(self, workdir: Path, rate_bps: int, delay_ns: int, queue: dict[str, Any], overhead_bytes: int = 0) -> None:
+    def __init__(self, workdir: Path, rate_bps: int, delay_ns: int, queue: dict[str, Any], overhead_bytes: int = 0, pcap: bool = False) -> None:
         self.report_path = workdir / "router.json"
+        #: The forward direction's arrivals (``--pcap-fwd``), when asked for.
+        self.pcap_path = workdir / "router-fwd.pcap" if pcap else None
         self.stderr_path = workdir / "router.stderr"
         self.cmd = [
             router_binary(),
@@ -165,7 +167,7 @@ class _Router:
             "--queue", json.dumps(queue),
             "--overhead-bytes", str(overhead_bytes),
             "--report", str(self.report_path),
-        ]  # fmt: skip
+        ] + (["--pcap-fwd", str(self.pcap_path)] if self.pcap_path else [])  # fmt: skip
         self.config = {"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": queue, "overhead_bytes": overhead_bytes}
         self._stderr = open(self.stderr_path, "wb")
         # SIGTERM on the runner's death: the router stops cleanly and its TUNs disappear.
@@ -229,6 +231,7 @@ class _Testbed:
     profile: str
     workdir: Path
     stacks: list[FlowStack] = field(default_factory=list)
+    router_pcap: bool = False
     topo: topology.Dumbbell = field(init=False)
     router: _Router | None = None
 
@@ -247,7 +250,7 @@ class _Testbed:
             tools.sysctl_set(topology.receiver_ns(i), flow_stack.receiver_sysctls)
             self.topo.set_default_route(topology.sender_ns(i), topology.sender_gateway(i), flow_stack.sender_route)
             self.topo.set_default_route(topology.receiver_ns(i), topology.receiver_gateway(i), flow_stack.receiver_route)
-        self.router = _Router(self.workdir, self.rate_bps, self.rtt_ns // 2, self.queue)
+        self.router = _Router(self.workdir, self.rate_bps, self.rtt_ns // 2, self.queue, pcap=self.router_pcap)
         self.topo.attach_router()
 
     def close(self) -> None:
@@ -259,7 +262,9 @@ class _Testbed:
 
 
 @contextlib.contextmanager
-def _session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], profile: str, stacks: list[FlowStack] | None = None) -> Iterator[_Testbed]:
+def _session(
+    pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], profile: str, stacks: list[FlowStack] | None = None, router_pcap: bool = False
+) -> Iterator[_Testbed]:
     """Everything a run needs, removed afterwards whatever happens (SIGTERM becomes
     KeyboardInterrupt for the duration; a SIGKILL is left to the watchdog and ``tcplab testbed clean``)."""
     tools.require()
@@ -272,7 +277,7 @@ def _session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], prof
     try:
         with _lock(), tempfile.TemporaryDirectory(prefix="tcplab-testbed-") as tmp:
             watchdog = _Watchdog()
-            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []))
+            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []), router_pcap)
             try:
                 bed.open()
                 yield bed
@@ -459,6 +464,7 @@ def run(
     seed: int | None = None,
     profile: str = "default",
     calibration: Calibration | str | None = None,
+    router_pcap: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run ``scenario`` on the emulated testbed (real Linux TCP, iperf3, the tcplab router) and
     return a :class:`Result` with :func:`tcplab.simulate`'s tables (unmeasurable columns NaN).
@@ -468,6 +474,10 @@ def run(
     itself. ``meta["valid"]`` is False, with ``meta["invalid_reason"]``, when the calibration is
     off (ping RTT more than 1 ms off the setting, UDP rate more than 2 % off the bottleneck), the
     router's timer lateness p99.9 exceeds 1 ms, or the router lost packets outside the queue.
+
+    ``router_pcap``: also write every packet the bottleneck's queue receives (the senders' side
+    of the bottleneck: data toward the receivers), its first 96 bytes stamped with the router's
+    arrival time, to this pcap file (nanosecond libpcap, raw IPv4), once the run has finished.
     """
     if not isinstance(scenario, Scenario):
         scenario = load(scenario)
@@ -481,12 +491,15 @@ def run(
     rng = random.Random(scenario.seed)
     starts_ns = [flow.start.ns + int(rng.random() * scenario.start_jitter.ns) for flow in scenario.flows]
     duration_ns = scenario.duration.ns
-    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks) as bed:
+    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks, router_pcap is not None) as bed:
         rtts = _ping(5) if calibration is None else None
         hosts = _read_back(n)
         assert bed.router is not None
         flows, snapshots = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)
         report = bed.router.stop()
+        if router_pcap is not None:
+            assert bed.router.pcap_path is not None
+            shutil.move(bed.router.pcap_path, router_pcap)
     if calibration is None:
         assert rtts is not None
         calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {})
