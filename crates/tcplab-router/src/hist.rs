@@ -42,12 +42,7 @@ impl Default for Histogram {
 
 impl Histogram {
     pub fn new() -> Histogram {
-        Histogram {
-            counts: vec![0; BUCKETS].into_boxed_slice(),
-            n: 0,
-            max: 0,
-            sum: 0,
-        }
+        Histogram { counts: vec![0; BUCKETS].into_boxed_slice(), n: 0, max: 0, sum: 0 }
     }
 
     #[inline]
@@ -106,17 +101,7 @@ mod tests {
 
     #[test]
     fn buckets_are_exact_below_1024_and_within_two_percent_above() {
-        for v in [
-            0u64,
-            1,
-            1023,
-            1024,
-            1500,
-            65_537,
-            1_000_000,
-            123_456_789,
-            u64::MAX / 3,
-        ] {
+        for v in [0u64, 1, 1023, 1024, 1500, 65_537, 1_000_000, 123_456_789, u64::MAX / 3] {
             let lo = lower(bucket(v));
             assert!(lo <= v, "{v}: lower bound {lo}");
             assert!((v - lo) as f64 <= v as f64 / 64.0, "{v}: lower bound {lo}");

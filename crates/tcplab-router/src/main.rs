@@ -48,12 +48,10 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let (mut fwd, mut rev, mut queue) = (None, None, None);
     let (mut rate, mut rev_rate, mut delay, mut rev_delay) = (None, None, None, None);
-    let (mut overhead, mut slots, mut rt, mut report, mut pcap_fwd) =
-        (0u32, 32_768usize, Some(50), None, None);
+    let (mut overhead, mut slots, mut rt, mut report, mut pcap_fwd) = (0u32, 32_768usize, Some(50), None, None);
     fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
-        v.parse()
-            .map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
+        v.parse().map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
     }
     while let Some(flag) = it.next() {
         match flag.as_str() {
@@ -71,8 +69,7 @@ fn parse_args() -> Result<Args, String> {
             "--pcap-fwd" => pcap_fwd = Some(it.next().ok_or("--pcap-fwd needs a file")?),
             "--queue" => {
                 let text = it.next().ok_or("--queue needs a value")?;
-                let spec: QueueSpec = serde_json::from_str(&text)
-                    .map_err(|e| format!("--queue: '{text}' is not a queue spec ({e})"))?;
+                let spec: QueueSpec = serde_json::from_str(&text).map_err(|e| format!("--queue: '{text}' is not a queue spec ({e})"))?;
                 queue = Some(spec);
             }
             "-h" | "--help" => return Err(String::new()),
@@ -88,13 +85,7 @@ fn parse_args() -> Result<Args, String> {
     if slots == 0 {
         return Err("--slots must be positive".into());
     }
-    let cfg = |rate_bps, delay_ns| PipeConfig {
-        rate_bps,
-        delay_ns,
-        overhead_bytes: overhead,
-        queue: queue.clone(),
-        slots,
-    };
+    let cfg = |rate_bps, delay_ns| PipeConfig { rate_bps, delay_ns, overhead_bytes: overhead, queue: queue.clone(), slots };
     Ok(Args {
         fwd: fwd.ok_or("--fwd is required")?,
         rev: rev.ok_or("--rev is required")?,
@@ -123,15 +114,13 @@ fn run_direction(
     reports: mpsc::Sender<Value>,
 ) -> Result<Value, String> {
     let realtime = match rt_priority {
-        Some(p) => {
-            match sys::set_fifo(p) {
-                Ok(()) => true,
-                Err(e) => {
-                    eprintln!("tcplab-router: {}: SCHED_FIFO not permitted ({e}); running at normal priority", tun.name);
-                    false
-                }
+        Some(p) => match sys::set_fifo(p) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("tcplab-router: {}: SCHED_FIFO not permitted ({e}); running at normal priority", tun.name);
+                false
             }
-        }
+        },
         None => false,
     };
     let mut timer = Timer::new().map_err(|e| format!("timerfd: {e}"))?;
@@ -144,11 +133,8 @@ fn run_direction(
             seen_gen = gen;
             let _ = reports.send(report::direction(&name, &pipe, &pipe.stats, realtime));
         }
-        timer
-            .set(pipe.next_deadline())
-            .map_err(|e| format!("timerfd_settime: {e}"))?;
-        let [_, fired] = sys::poll_readable([tun.fd(), timer.fd()], MAX_SLEEP_MS)
-            .map_err(|e| format!("poll: {e}"))?;
+        timer.set(pipe.next_deadline()).map_err(|e| format!("timerfd_settime: {e}"))?;
+        let [_, fired] = sys::poll_readable([tun.fd(), timer.fd()], MAX_SLEEP_MS).map_err(|e| format!("poll: {e}"))?;
         if fired {
             timer.clear();
         }
@@ -164,8 +150,7 @@ fn run_direction(
                 Ok(Some((slot, n))) => {
                     let now = sys::now_ns();
                     if let Some(c) = capture.as_mut() {
-                        c.record(now, pipe.slot_bytes(slot, n))
-                            .map_err(|e| format!("{name}: --pcap-fwd: {e}"))?;
+                        c.record(now, pipe.slot_bytes(slot, n)).map_err(|e| format!("{name}: --pcap-fwd: {e}"))?;
                     }
                     pipe.arrive(slot, n, now);
                 }
@@ -221,9 +206,7 @@ fn main() -> ExitCode {
         }
     };
     if let Err(e) = sys::lock_memory() {
-        eprintln!(
-            "tcplab-router: mlockall not permitted ({e}); pages may fault on the packet path"
-        );
+        eprintln!("tcplab-router: mlockall not permitted ({e}); pages may fault on the packet path");
     }
     let mut tuns = Vec::new();
     for name in [&args.fwd, &args.rev] {
@@ -238,25 +221,16 @@ fn main() -> ExitCode {
     let capture = match args.pcap_fwd.as_deref().map(Capture::create).transpose() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!(
-                "tcplab-router: error: --pcap-fwd {}: {e}",
-                args.pcap_fwd.as_deref().unwrap_or_default()
-            );
+            eprintln!("tcplab-router: error: --pcap-fwd {}: {e}", args.pcap_fwd.as_deref().unwrap_or_default());
             return ExitCode::from(1);
         }
     };
-    let control = Arc::new(Control {
-        stop: AtomicBool::new(false),
-        report_gen: AtomicU64::new(0),
-    });
+    let control = Arc::new(Control { stop: AtomicBool::new(false), report_gen: AtomicU64::new(0) });
     let (tx, rx) = mpsc::channel();
     let rev_tun = tuns.pop().expect("two devices");
     let fwd_tun = tuns.pop().expect("two devices");
     let mut workers = Vec::new();
-    for (tun, cfg, capture) in [
-        (fwd_tun, args.fwd_cfg.clone(), capture),
-        (rev_tun, args.rev_cfg.clone(), None),
-    ] {
+    for (tun, cfg, capture) in [(fwd_tun, args.fwd_cfg.clone(), capture), (rev_tun, args.rev_cfg.clone(), None)] {
         let (control, tx, rt) = (control.clone(), tx.clone(), args.rt_priority);
         let name = tun.name.clone();
         let handle = thread::Builder::new()
@@ -272,9 +246,7 @@ fn main() -> ExitCode {
             Ok(Some(Signal::Stop)) => break,
             Ok(Some(Signal::Report)) => {
                 control.report_gen.fetch_add(1, Ordering::Relaxed);
-                let got: Vec<Value> = (0..workers.len())
-                    .filter_map(|_| rx.recv_timeout(std::time::Duration::from_secs(1)).ok())
-                    .collect();
+                let got: Vec<Value> = (0..workers.len()).filter_map(|_| rx.recv_timeout(std::time::Duration::from_secs(1)).ok()).collect();
                 let mut sorted = got;
                 sorted.sort_by_key(|v| (v["device"].as_str() != Some(args.fwd.as_str())) as u8);
                 if let Err(e) = write_report(args.report.as_deref(), &sorted) {

@@ -94,9 +94,7 @@ impl Stats {
     /// Time-average queue length in packets since the first arrival.
     pub fn mean_pkts(&self) -> f64 {
         match self.first_ns {
-            Some(first) if self.last_ns > first => {
-                self.area_pkt_ns as f64 / (self.last_ns - first) as f64
-            }
+            Some(first) if self.last_ns > first => self.area_pkt_ns as f64 / (self.last_ns - first) as f64,
             _ => 0.0,
         }
     }
@@ -108,10 +106,7 @@ impl Stats {
         if self.sources.len() == self.sources.capacity() {
             return None; // no allocation on the packet path: sources past 64 go uncounted
         }
-        self.sources.push(SourceStats {
-            addr,
-            ..SourceStats::default()
-        });
+        self.sources.push(SourceStats { addr, ..SourceStats::default() });
         self.sources.last_mut()
     }
 }
@@ -119,9 +114,7 @@ impl Stats {
 /// The IPv4 source address of a packet, if it is one.
 pub fn ipv4_source(packet: &[u8]) -> Option<u32> {
     if packet.len() >= 20 && packet[0] >> 4 == 4 {
-        Some(u32::from_be_bytes([
-            packet[12], packet[13], packet[14], packet[15],
-        ]))
+        Some(u32::from_be_bytes([packet[12], packet[13], packet[14], packet[15]]))
     } else {
         None
     }
@@ -145,10 +138,7 @@ pub struct Pipe {
 impl Pipe {
     pub fn new(cfg: PipeConfig) -> Pipe {
         assert!(cfg.rate_bps > 0, "rate must be positive");
-        assert!(
-            cfg.slots > 0 && cfg.slots <= u32::MAX as usize,
-            "slots out of range"
-        );
+        assert!(cfg.slots > 0 && cfg.slots <= u32::MAX as usize, "slots out of range");
         let slots = cfg.slots;
         let mut slab = vec![0u8; slots * SLOT_BYTES];
         // Touch every page now, so that no page fault lands on the packet path.
@@ -207,11 +197,7 @@ impl Pipe {
     /// The packet read into the slot `free_slot` gave (`len` bytes) arrived at `now`: offer it to
     /// the queue. Returns whether it was queued.
     pub fn arrive(&mut self, slot: u32, len: usize, now: Nanos) -> bool {
-        debug_assert_eq!(
-            self.free.last(),
-            Some(&slot),
-            "arrive() takes the slot free_slot() gave"
-        );
+        debug_assert_eq!(self.free.last(), Some(&slot), "arrive() takes the slot free_slot() gave");
         self.serialise(now);
         let start = slot as usize * SLOT_BYTES;
         let source = ipv4_source(&self.slab[start..start + len.min(SLOT_BYTES)]);
@@ -258,8 +244,7 @@ impl Pipe {
             self.stats.sojourn.record(start - pkt.enq_ns);
             let finish = start + self.tx_ns(pkt.size_bytes);
             self.link_free_ns = finish;
-            self.delay_line
-                .push_back((finish + self.cfg.delay_ns, pkt.seq));
+            self.delay_line.push_back((finish + self.cfg.delay_ns, pkt.seq));
         }
         // An idle link is free from now on (a packet arriving later starts at its arrival).
         if self.queue.len_pkts() == 0 && self.link_free_ns < now {
@@ -316,10 +301,7 @@ mod tests {
             rate_bps,
             delay_ns,
             overhead_bytes: 0,
-            queue: QueueSpec::Droptail {
-                limit_pkts: Some(limit_pkts),
-                limit_bytes: None,
-            },
+            queue: QueueSpec::Droptail { limit_pkts: Some(limit_pkts), limit_bytes: None },
             slots: 64,
         })
     }
@@ -405,10 +387,7 @@ mod tests {
             rate_bps: 8_000_000,
             delay_ns: 0,
             overhead_bytes: 24,
-            queue: QueueSpec::Droptail {
-                limit_pkts: Some(10),
-                limit_bytes: None,
-            },
+            queue: QueueSpec::Droptail { limit_pkts: Some(10), limit_bytes: None },
             slots: 4,
         });
         assert!(offer(&mut p, 976, 0, 0));
@@ -434,10 +413,7 @@ mod tests {
             rate_bps: 1_000_000,
             delay_ns: 0,
             overhead_bytes: 0,
-            queue: QueueSpec::Droptail {
-                limit_pkts: Some(100),
-                limit_bytes: None,
-            },
+            queue: QueueSpec::Droptail { limit_pkts: Some(100), limit_bytes: None },
             slots: 2,
         });
         assert!(offer(&mut p, 100, 0, 0));
@@ -452,11 +428,7 @@ mod tests {
     #[test]
     fn counts_per_ipv4_source() {
         let mut p = pipe(1_000_000_000, 0, 1);
-        for (src, now) in [
-            ([10, 10, 1, 2], 0),
-            ([10, 10, 2, 2], 0),
-            ([10, 10, 1, 2], 0),
-        ] {
+        for (src, now) in [([10, 10, 1, 2], 0), ([10, 10, 2, 2], 0), ([10, 10, 1, 2], 0)] {
             let (slot, buf) = p.free_slot().unwrap();
             buf[0] = 0x45;
             buf[12..16].copy_from_slice(&src);
@@ -465,14 +437,8 @@ mod tests {
         let s = &p.stats.sources;
         assert_eq!(s.len(), 2);
         // The first is serialised at once, the second waits (limit 1), the third finds it full.
-        assert_eq!(
-            (s[0].addr, s[0].pkts, s[0].dropped),
-            (u32::from_be_bytes([10, 10, 1, 2]), 2, 1)
-        );
-        assert_eq!(
-            (s[1].addr, s[1].pkts, s[1].dropped),
-            (u32::from_be_bytes([10, 10, 2, 2]), 1, 0)
-        );
+        assert_eq!((s[0].addr, s[0].pkts, s[0].dropped), (u32::from_be_bytes([10, 10, 1, 2]), 2, 1));
+        assert_eq!((s[1].addr, s[1].pkts, s[1].dropped), (u32::from_be_bytes([10, 10, 2, 2]), 1, 0));
         assert_eq!(p.stats.dropped_pkts, 1);
     }
 }

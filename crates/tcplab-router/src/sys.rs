@@ -24,23 +24,18 @@ fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
 
 /// CLOCK_MONOTONIC in nanoseconds (the clock the timer's absolute deadlines are read on).
 pub fn now_ns() -> Nanos {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// CLOCK_REALTIME in nanoseconds (wall time, as packet captures stamp).
 pub fn wall_ns() -> Nanos {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> Nanos {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; both clocks used here always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
@@ -54,19 +49,9 @@ pub struct Tun {
 impl Tun {
     pub fn open(name: &str) -> io::Result<Tun> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "TUN name '{name}' must have 1 to {} characters",
-                    libc::IFNAMSIZ - 1
-                ),
-            ));
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("TUN name '{name}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open("/dev/net/tun")?;
+        let file = OpenOptions::new().read(true).write(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open("/dev/net/tun")?;
         // SAFETY: `ifreq` is plain old data; all-zero is a valid value.
         let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
         for (dst, src) in req.ifr_name.iter_mut().zip(name.bytes()) {
@@ -75,10 +60,7 @@ impl Tun {
         req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
         // SAFETY: TUNSETIFF reads and writes one `ifreq`, which `req` is, on an open TUN fd.
         check(unsafe { libc::ioctl(file.as_raw_fd(), libc::TUNSETIFF, &mut req) })?;
-        Ok(Tun {
-            file,
-            name: name.to_string(),
-        })
+        Ok(Tun { file, name: name.to_string() })
     }
 
     pub fn fd(&self) -> i32 {
@@ -104,16 +86,9 @@ pub struct Timer {
 impl Timer {
     pub fn new() -> io::Result<Timer> {
         // SAFETY: plain syscall; the returned fd is owned by the `File` at once.
-        let fd = check(unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        })?;
+        let fd = check(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
         // SAFETY: `fd` is a fresh descriptor nobody else owns.
-        Ok(Timer {
-            file: unsafe { File::from_raw_fd(fd) },
-        })
+        Ok(Timer { file: unsafe { File::from_raw_fd(fd) } })
     }
 
     pub fn fd(&self) -> i32 {
@@ -124,31 +99,12 @@ impl Timer {
     pub fn set(&self, deadline_ns: Option<Nanos>) -> io::Result<()> {
         let value = match deadline_ns {
             // A zero it_value disarms: a deadline of 0 is in the past anyway, so fire at 1 ns.
-            Some(t) => libc::timespec {
-                tv_sec: (t.max(1) / 1_000_000_000) as libc::time_t,
-                tv_nsec: (t.max(1) % 1_000_000_000) as libc::c_long,
-            },
-            None => libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
+            Some(t) => libc::timespec { tv_sec: (t.max(1) / 1_000_000_000) as libc::time_t, tv_nsec: (t.max(1) % 1_000_000_000) as libc::c_long },
+            None => libc::timespec { tv_sec: 0, tv_nsec: 0 },
         };
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: value,
-        };
+        let spec = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: value };
         // SAFETY: `spec` is a valid itimerspec; the old value is not asked for (null).
-        check(unsafe {
-            libc::timerfd_settime(
-                self.file.as_raw_fd(),
-                libc::TFD_TIMER_ABSTIME,
-                &spec,
-                std::ptr::null_mut(),
-            )
-        })?;
+        check(unsafe { libc::timerfd_settime(self.file.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) })?;
         Ok(())
     }
 
@@ -161,11 +117,7 @@ impl Timer {
 
 /// `poll(2)` on `fds` for readability; returns which are readable. `timeout_ms < 0` waits forever.
 pub fn poll_readable<const N: usize>(fds: [i32; N], timeout_ms: i32) -> io::Result<[bool; N]> {
-    let mut set = fds.map(|fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    });
+    let mut set = fds.map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
     // SAFETY: `set` is an array of N valid pollfd structures.
     let ret = unsafe { libc::poll(set.as_mut_ptr(), N as libc::nfds_t, timeout_ms) };
     if ret < 0 {
@@ -207,9 +159,7 @@ impl Signals {
                 return Err(io::Error::from_raw_os_error(ret));
             }
             let fd = check(libc::signalfd(-1, &set, libc::SFD_CLOEXEC))?;
-            Ok(Signals {
-                file: File::from_raw_fd(fd),
-            })
+            Ok(Signals { file: File::from_raw_fd(fd) })
         }
     }
 
@@ -223,19 +173,13 @@ impl Signals {
         self.file.read_exact(&mut info)?;
         // ssi_signo is the first u32 of signalfd_siginfo.
         let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]) as i32;
-        Ok(Some(if signo == libc::SIGUSR1 {
-            Signal::Report
-        } else {
-            Signal::Stop
-        }))
+        Ok(Some(if signo == libc::SIGUSR1 { Signal::Report } else { Signal::Stop }))
     }
 }
 
 /// Put the calling thread under SCHED_FIFO at `priority`; `Err` when not permitted.
 pub fn set_fifo(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
+    let param = libc::sched_param { sched_priority: priority };
     // SAFETY: pid 0 is the calling thread; `param` is valid.
     check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
     Ok(())
