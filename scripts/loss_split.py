@@ -24,7 +24,8 @@ import argparse
 import shutil
 import subprocess
 import sys
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -34,7 +35,7 @@ BURST_GAP_NS = 20_000
 MTU = 1500
 
 
-def _ns(epoch: str) -> int:
+def epoch_ns(epoch: str) -> int:
     """tshark's ``frame.time_epoch`` ("1795378613.029310500") as integer ns: a float would round
     a 120-µs step to a multiple of 0.24 µs at today's epoch and drift the replay's clock."""
     sec, _, frac = epoch.partition(".")
@@ -54,7 +55,7 @@ def load(path: str) -> tuple[np.ndarray, np.ndarray]:
     if not rows:
         raise SystemExit(f"loss_split: '{path}' holds no TCP data segments")
     port = Counter(r[2] for r in rows).most_common(1)[0][0]
-    t = np.array([_ns(r[0]) for r in rows if r[2] == port], dtype=np.int64)
+    t = np.array([epoch_ns(r[0]) for r in rows if r[2] == port], dtype=np.int64)
     seq = np.array([int(r[1]) for r in rows if r[2] == port])
     return t, seq
 
@@ -89,23 +90,24 @@ def episodes(drop_times: list[tuple[int, int]], rtt_ns: int) -> list[tuple[int, 
     return eps
 
 
-def replay(arrivals: list[tuple[int, int, int]], limit: int, rate_bps: int, initial: int = 0) -> set[tuple[int, int]]:
-    """(flow, index) of the arrivals an ideal drop-tail queue of ``limit`` waiting packets,
-    served at ``rate_bps``, drops (the packet in service does not count, as in tcplab's queues);
-    ``initial`` packets wait when the first one arrives."""
-    tx = MTU * 8 * 1_000_000_000 // rate_bps  # ns, as tcplab's queues count
-    waiting, free_at, dropped = initial, arrivals[0][0] if initial else arrivals[0][0] - 1, set()
-    for t, f, i in arrivals:
+def replay(arrivals: list[tuple[int, Hashable, int]], limit: int, rate_bps: int, initial: int = 0) -> set[Hashable]:
+    """Keys of the arrivals (time ns, key, IP bytes) that an ideal drop-tail queue of ``limit``
+    waiting packets, served at ``rate_bps``, drops (the packet in service does not count, as in
+    tcplab's queues); ``initial`` full-sized packets wait when the first one arrives."""
+    def tx(size: int) -> int:
+        return -(-size * 8 * 1_000_000_000 // rate_bps)  # ns, rounded up as tcplab's links do
+
+    waiting: deque[int] = deque([tx(MTU)] * initial)  # service times of the waiting packets
+    free_at, dropped = arrivals[0][0] if initial else arrivals[0][0] - 1, set()
+    for t, key, size in arrivals:
         while waiting and free_at <= t:
-            waiting -= 1
-            free_at += tx
-        if waiting < limit:
-            waiting += 1
+            free_at += waiting.popleft()
+        if len(waiting) < limit:
+            waiting.append(tx(size))
         else:
-            dropped.add((f, i))
+            dropped.add(key)
         if waiting and free_at <= t:
-            waiting -= 1
-            free_at = t + tx
+            free_at = t + waiting.popleft()
     return dropped
 
 
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = min(whole[1][0][0], whole[2][0][0])
     lo, hi = (a.window.start.ns, a.window.stop.ns if a.window.stop else None) if a.window else (0, None)
     # The replay runs over everything (the queue's state carries over); the counts are the window's.
-    arrivals = sorted((int(t), f, i) for f, (ts, _) in whole.items() for i, t in enumerate(ts.tolist()))
+    arrivals = sorted((int(t), (f, i), MTU) for f, (ts, _) in whole.items() for i, t in enumerate(ts.tolist()))
     got_all = replay(arrivals, a.limit, a.rate.bps, a.initial_queue)
     inferred_all = {f: inferred_drops(seq) for f, (_, seq) in whole.items()}
     flows, drops, got = {}, {}, set()

@@ -41,10 +41,8 @@ start = "2s"
 # 20 Mb/s × 30 ms = 75,000 B = 50 packets of 1500 B.
 LIMIT = 50
 
-pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make install)")
-
-
 def test_replay_finds_the_simulators_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert shutil.which("tshark") is not None, "tshark is not installed (make deps installs it)"
     scenario = tmp_path / "split.toml"
     scenario.write_text(SCENARIO)
     pcaps = [tmp_path / f"flow{i}.pcap" for i in (1, 2)]

@@ -7,6 +7,7 @@ done by ``make install``); the CI machine runs as root. About a minute in all.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import shutil
@@ -14,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from pathlib import Path
 
 import pytest
@@ -24,6 +24,11 @@ from leftovers import netns, processes
 import tcplab.testbed as testbed
 from tcplab.testbed.experiment import Calibration
 from tcplab.testbed.tools import PingStats
+
+_spec = importlib.util.spec_from_file_location("loss_split", Path(__file__).resolve().parent.parent / "scripts" / "loss_split.py")
+assert _spec is not None and _spec.loader is not None
+loss_split = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(loss_split)
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "scenarios" / "testbed-quick.toml"
@@ -48,30 +53,20 @@ def quick(quick_pcap: Path) -> tcplab.Result:
     return testbed.run(testbed.load(QUICK), router_pcap=quick_pcap)
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (make install)")
 def test_router_pcap_is_what_the_queue_received(quick: tcplab.Result, quick_pcap: Path) -> None:
     """--router-pcap: every packet the bottleneck's queue was offered, at the router's arrival
     time. Fed to an ideal drop-tail queue of the same limit and rate, those arrivals must give
     exactly the router's drop count: the router's queue is that queue, and the stamps are the
     times its drop decisions used."""
-    out = subprocess.run(["tshark", "-r", str(quick_pcap), "-T", "fields", "-e", "frame.time_epoch", "-e", "frame.len"],
+    tshark = shutil.which("tshark")
+    assert tshark is not None, "tshark is not installed (make deps installs it)"
+    out = subprocess.run([tshark, "-r", str(quick_pcap), "-T", "fields", "-e", "frame.time_epoch", "-e", "frame.len"],
                          capture_output=True, text=True, check=True).stdout
     rows = [line.split("\t") for line in out.splitlines()]
     fwd = quick.queues.iloc[0]
     assert len(rows) == fwd["enqueued_pkts"] + fwd["dropped_pkts"]
-    waiting: deque[int] = deque()  # serialisation times of the packets waiting, ns
-    free_at, dropped, limit = 0, 0, int(fwd["max_pkts"])
-    for stamp, size in rows:
-        sec, _, frac = stamp.partition(".")
-        t = int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
-        while waiting and free_at <= t:
-            free_at += waiting.popleft()
-        if len(waiting) < limit:
-            waiting.append(-(-int(size) * 8 * 1_000_000_000 // 100_000_000))
-        else:
-            dropped += 1
-        if waiting and free_at <= t:
-            free_at = t + waiting.popleft()
+    arrivals = [(loss_split.epoch_ns(stamp), k, int(size)) for k, (stamp, size) in enumerate(rows)]
+    dropped = len(loss_split.replay(arrivals, int(fwd["max_pkts"]), 100_000_000))
     assert dropped == fwd["dropped_pkts"] > 0
 
 
