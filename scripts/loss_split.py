@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--initial-queue", type=int, default=0, metavar="PKTS",
                    help="packets already queued at the first packet (default 0: capture from the start of the run)")
     p.add_argument("--window", type=_arg(Window.parse), help="START:STOP after the first packet of either file, e.g. 40s:100s")
+    p.add_argument("--list-episodes", action="store_true", help="also print every loss episode: its start and each flow's drops")
     a = p.parse_args(argv)
     if a.limit < 1:
         p.error(f"--limit: {a.limit} must be at least 1 packet")
@@ -164,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     per = np.mean([c[1] + c[2] for _, c in eps]) if eps else 0.0
     print(f"episodes: {len(eps)} ({kinds['both']} both flows, {kinds['flow1 only']} flow 1 only, {kinds['flow2 only']} flow 2 only); "
           f"{per:.2f} drops per episode")
+    if a.list_episodes:
+        for start, c in eps:
+            print(f"  episode at {(start - t0) / 1e9:.3f} s: flow1 {c[1]}, flow2 {c[2]}")
     want = {(f, i) for f in (1, 2) for i in drops[f]}
     for f in (1, 2):
         g = {x for x in got if x[0] == f}

@@ -562,7 +562,7 @@ class Scenario(_Model):
     interval: PositiveTime = Field(Time(10**9), description="measurement interval (iperf -i 1)")
     window: Optional[MeasurementWindow] = Field(None, description="measurement window 'START:STOP'; default 120 s to the end (runs under 300 s: the last 60 %)")
     start_jitter: NonNegativeTime = Field(Time(5_000_000), description="each flow starts uniformly in [start, start + jitter)")
-    host_jitter: NonNegativeTime = Field(Time(0), description="per-packet host processing delay, uniform in [0, jitter)")
+    host_jitter: NonNegativeTime = Field(Time(0), description="host processing delay, uniform in [0, jitter), one per send: the packets an endpoint sends at once (a TSO burst, an ACK) share it")
     topology: Topology = Field(description="dumbbell or graph")
     tcp: TcpSettings = Field(default_factory=TcpSettings, description="defaults for every TCP flow")
     cc: CcSettings = Field(default_factory=CcSettings, description="congestion-control profile and parameters")

@@ -18,7 +18,8 @@ pub struct Spec {
     /// Each flow starts uniformly in [start, start + jitter).
     #[serde(default = "default_start_jitter")]
     pub start_jitter_ns: Nanos,
-    /// Per-packet host processing delay, uniform in [0, jitter), FIFO per host.
+    /// Host processing delay, uniform in [0, jitter), drawn once per send (everything an endpoint
+    /// emits at once shares it), FIFO per host.
     #[serde(default)]
     pub host_jitter_ns: Nanos,
     pub topology: Topology,

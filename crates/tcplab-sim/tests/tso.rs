@@ -85,3 +85,44 @@ fn bbr_paces_bursts_sized_by_its_gain_cycle_as_the_kernel_does() {
     let b = bursts(&one_flow("bbr", false));
     assert!(share(&b.sizes, |s| s == 1) > 0.9, "{:?}", &b.sizes[..40]);
 }
+
+/// For every burst from 15 s on: how long after the last ACK to reach the sender (before the
+/// burst) its first segment left, µs, sorted.
+fn ack_to_burst_us(spec: &Spec) -> Vec<f64> {
+    let mut spec = spec.clone();
+    spec.capture = Some(CaptureSpec { flow: 0, links: vec![2, 3] }); // sender -> router, router -> sender
+    let r = run(&spec);
+    let cap = r.capture.as_ref().expect("capture");
+    let (t, arrive, kind, link) = (cap.col("t_ns"), cap.col("arrive_ns"), cap.col("kind"), cap.col("link"));
+    let mut acks: Vec<f64> = (0..cap.rows()).filter(|&i| link.get(i) == 3.0).map(|i| arrive.get(i)).collect();
+    acks.sort_by(f64::total_cmp);
+    let data: Vec<f64> = (0..cap.rows()).filter(|&i| link.get(i) == 2.0 && kind.get(i) == 0.0 && t.get(i) >= 15e9).map(|i| t.get(i)).collect();
+    let mut out: Vec<f64> = data
+        .windows(2)
+        .filter(|w| w[1] - w[0] >= 20e3)
+        .map(|w| {
+            let k = acks.partition_point(|&a| a <= w[1]);
+            (w[1] - acks[k - 1]) / 1e3
+        })
+        .collect();
+    out.sort_by(f64::total_cmp);
+    out
+}
+
+#[test]
+fn host_jitter_delays_a_burst_as_a_whole() {
+    // The testbed's hosts (docs/validation.md): a sender's GSO burst reaches the router 5–80 µs
+    // after it leaves the sender's stack, its segments 0.75 µs apart: one delay per burst.
+    let mut spec = one_flow("reno", true);
+    spec.host_jitter_ns = 60_000;
+    let b = bursts(&spec);
+    let nine = share(&b.sizes, |s| s == 9);
+    assert!(nine > 0.85, "the bursts stay whole: {nine} of them are 9 segments: {:?}", &b.sizes[..40]);
+    assert!((900.0..1300.0).contains(&b.median_spacing_us), "median burst spacing {} µs", b.median_spacing_us);
+    // Each burst leaves 0–60 µs after the ACK that released it, uniformly; without jitter at once.
+    let d = ack_to_burst_us(&spec);
+    let q = |p: f64| d[((d.len() - 1) as f64 * p) as usize];
+    assert!((20.0..40.0).contains(&q(0.5)) && q(0.1) < 12.0 && (48.0..60.0).contains(&q(0.9)), "p10 {} p50 {} p90 {}", q(0.1), q(0.5), q(0.9));
+    let d = ack_to_burst_us(&one_flow("reno", true));
+    assert_eq!(d[d.len() * 9 / 10], 0.0, "without jitter a burst leaves as its ACK arrives");
+}
