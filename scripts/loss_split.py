@@ -15,7 +15,9 @@ both flows / flow 1 only / flow 2 only, and a replay: both flows' data segments,
 capture times, through an ideal drop-tail queue of LIMIT packets drained at RATE (1500-byte
 segments). On a simulator capture the replay finds the simulator's own drops; on a testbed
 capture, how far it misses says how much the path from the senders to the router reshapes
-the traffic (docs/validation.md).
+the traffic (docs/validation.md). ``--list-episodes`` also prints every episode;
+``--acks`` (captures holding both directions) each flow's share of data segments with PSH and
+how many segments its receiver's pure ACKs acknowledge.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tcplab.units import Rate, Time, UnitError, Window
 
 BURST_GAP_NS = 20_000
 MTU = 1500
+MSS = 1448
 
 
 def epoch_ns(epoch: str) -> int:
@@ -58,6 +61,38 @@ def load(path: str) -> tuple[np.ndarray, np.ndarray]:
     t = np.array([epoch_ns(r[0]) for r in rows if r[2] == port], dtype=np.int64)
     seq = np.array([int(r[1]) for r in rows if r[2] == port])
     return t, seq
+
+
+def acks_and_pushes(path: str) -> tuple[Counter, float, float]:
+    """(how many segments each pure ACK without SACK blocks newly acknowledges: a Counter, the
+    share of data segments carrying PSH, the share of one-segment ACKs that acknowledge up to
+    the end of a PSH segment) for the busiest flow of ``path``, which must hold both directions
+    (a capture on the sender's interface does)."""
+    out = subprocess.run(
+        ["tshark", "-r", path, "-T", "fields", "-e", "tcp.srcport", "-e", "tcp.len", "-e", "tcp.ack", "-e", "tcp.flags.push", "-e", "tcp.options.sack_le",
+         "-e", "tcp.nxtseq"],
+        capture_output=True, text=True,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"loss_split: tshark cannot read '{path}': {out.stderr.strip()}")
+    rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == 5]
+    port = Counter(r[0] for r in rows if r[1] not in ("", "0")).most_common(1)[0][0]
+    data = [r for r in rows if r[0] == port and r[1] not in ("", "0")]
+    pushed = sum(r[3] in ("1", "True") for r in data) / len(data)
+    push_ends = {int(r[5]) for r in data if r[3] in ("1", "True") and r[5]}
+    sizes: Counter = Counter()
+    one_at_push = 0
+    prev = None
+    for r in rows:
+        if r[0] == port or r[1] not in ("", "0") or not r[2]:
+            continue
+        ack = int(r[2])
+        if prev is not None and not r[4] and ack > prev:
+            segs = round((ack - prev) / MSS)
+            sizes[segs] += 1
+            one_at_push += segs == 1 and ack in push_ends
+        prev = ack
+    return sizes, pushed, one_at_push / max(1, sizes[1])
 
 
 def inferred_drops(seq: np.ndarray) -> np.ndarray:
@@ -132,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="packets already queued at the first packet (default 0: capture from the start of the run)")
     p.add_argument("--window", type=_arg(Window.parse), help="START:STOP after the first packet of either file, e.g. 40s:100s")
     p.add_argument("--list-episodes", action="store_true", help="also print every loss episode: its start and each flow's drops")
+    p.add_argument("--acks", action="store_true",
+                   help="also print each flow's share of data segments with PSH and how many segments its pure ACKs acknowledge "
+                        "(the files must hold both directions)")
     a = p.parse_args(argv)
     if a.limit < 1:
         p.error(f"--limit: {a.limit} must be at least 1 packet")
@@ -160,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         b = burst_sizes(t)
         hist = " ".join(f"{k}:{(b == k).mean():.2f}" for k in range(1, 11)) + f" >10:{(b > 10).mean():.2f}"
         print(f"flow{f}: {len(t)} data segments, {len(b)} bursts, mean {b.mean():.2f} segments; sizes {hist}; drops {len(drops[f])}")
+    if a.acks:
+        for f, path in ((1, a.flow1), (2, a.flow2)):
+            sizes, pushed, one_at_push = acks_and_pushes(path)
+            n = sum(sizes.values()) or 1
+            hist = " ".join(f"{k}:{v / n:.2f}" for k, v in sorted(sizes.items()) if v / n >= 0.005)
+            print(f"flow{f}: PSH on {pushed:.1%} of data segments; segments per pure ACK {hist}; "
+                  f"one-segment ACKs ending at a PSH segment {one_at_push:.0%}")
     eps = episodes([(int(flows[f][0][i]), f) for f in (1, 2) for i in drops[f]], rtt_ns)
     kinds = Counter("both" if c[1] and c[2] else "flow1 only" if c[1] else "flow2 only" for _, c in eps)
     per = np.mean([c[1] + c[2] for _, c in eps]) if eps else 0.0
