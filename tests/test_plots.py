@@ -61,8 +61,9 @@ def test_difference_surface_marks_significant_cells(sweep: Frames, tiny_other_st
     comparison = analysis.compare(analysis.per_run(sweep), analysis.per_run(other))
     fig = plots.difference_figure(comparison, names=("sim", "testbed"))
     hatched = [p for p in fig.axes[0].patches if p.get_hatch() and p.get_width() == 1]
-    assert int(comparison["significant"].sum()) == 2
-    assert len(hatched) == 2
+    significant = int(comparison["significant"].sum())
+    assert 0 < significant < 4, "the fixtures give significant and other cells"
+    assert len(hatched) == significant
     text = _saved(fig, tmp_path, "difference")
     assert "D = sim − testbed" in text and "significant" in text and "tiny:" in text
     pfig = plots.difference_plotly(comparison, experiment="tiny")
