@@ -435,13 +435,16 @@ impl Simulation {
 
     /// Keep one event pending per armed timer, no later than its deadline.
     fn sync_timers(&mut self, f: FlowId) {
-        let Endpoints::Tcp { sender, receiver } = &mut self.flows[f.idx()].ends else { return };
-        let slots = [
-            (TimerKind::Rto, &mut sender.rto_timer),
-            (TimerKind::DelAck, &mut receiver.delack_timer),
-            (TimerKind::Pace, &mut sender.pace_timer),
-        ];
-        for (kind, slot) in slots {
+        let slots = match &mut self.flows[f.idx()].ends {
+            Endpoints::Tcp { sender, receiver } => [
+                Some((TimerKind::Rto, &mut sender.rto_timer)),
+                Some((TimerKind::DelAck, &mut receiver.delack_timer)),
+                Some((TimerKind::Pace, &mut sender.pace_timer)),
+            ],
+            Endpoints::Dccp { sender, .. } => [Some((TimerKind::Rto, &mut sender.rto_timer)), None, None],
+            Endpoints::Cbr { .. } => return,
+        };
+        for (kind, slot) in slots.into_iter().flatten() {
             let Some(deadline) = slot.deadline else { continue };
             if slot.pending_at.is_some_and(|p| p <= deadline) {
                 continue;

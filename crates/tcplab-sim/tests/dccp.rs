@@ -155,3 +155,15 @@ fn a_lossy_path_slows_ccid2_like_tcp() {
     assert!(jfi > 0.8, "seed {}: {a:.2} vs {b:.2}", spec.seed);
 }
 
+
+#[test]
+fn a_ccid2_sender_whose_whole_window_is_lost_recovers_by_its_timeout() {
+    // 15% loss each way: every few seconds all a small window's packets or their Acks are lost,
+    // and only the retransmission timer (RFC 4341 §5, Linux `ccid2_hc_tx_rto_expire`) gets the
+    // sender going again: it fires, and the flow still sends in the last 10 s.
+    let spec = dumbbell(50 * MS, vec![ccid2(0, 1, 0)], 60 * S, 0.15);
+    let r = run(&spec);
+    assert!(r.flow(0, "rto_count") > 0.0, "seed {}: no timeout fired", spec.seed);
+    let late: f64 = r.series(0, "sent_pkts")[50..].iter().sum();
+    assert!(late > 0.0, "seed {}: CCID2 stalled (rto_count {})", spec.seed, r.flow(0, "rto_count"));
+}

@@ -431,7 +431,9 @@ pub trait CongestionOps {
     /// New slow-start threshold after a loss (required). Returns it; the sender sets it.
     fn ssthresh(&mut self, tp: &TcpCcView) -> u32;
     /// Grow the window on an ACK in Open/Disorder/Loss state (required unless `cong_control`).
-    /// `ack` is the cumulative ACK (segments), `acked` the segments it newly acknowledged.
+    /// `ack` is the cumulative ACK (segments), `acked` the segments it newly delivered (Linux's
+    /// `acked_sacked`: newly cumulatively acknowledged ones not SACKed before, plus newly SACKed
+    /// ones).
     fn cong_avoid(&mut self, tp: &mut TcpCcView, ack: u32, acked: u32);
     /// The window to restore when a reduction proves spurious (required).
     fn undo_cwnd(&mut self, tp: &TcpCcView) -> u32 {

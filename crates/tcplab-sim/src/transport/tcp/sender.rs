@@ -830,7 +830,9 @@ impl TcpSender {
             self.tp.is_cwnd_limited = self.cwnd_limited
                 || prior_in_flight >= self.tp.snd_cwnd
                 || (self.tp.in_slow_start() && self.tp.snd_cwnd < 2 * prior_in_flight);
-            self.cc.cong_avoid(&mut self.tp, p.ack, acked.segs);
+            // Linux `tcp_cong_control` passes what the ACK newly delivered: the ACK that ends a
+            // recovery does not also credit the segments SACKed during it.
+            self.cc.cong_avoid(&mut self.tp, p.ack, delivered);
         }
         if self.default_pacing_rate {
             self.tp.pacing_rate_bps = self.default_pacing_rate();
