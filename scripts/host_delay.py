@@ -20,27 +20,18 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 
-from loss_split import BURST_GAP_NS, epoch_ns
+from loss_split import BURST_GAP_NS, epoch_ns, tshark_rows
 
 PERCENTILES = (1, 10, 50, 90, 99)
 
 
 def segments(path: str) -> list[tuple[int, tuple[str, str]]]:
     """(time ns, (source, raw sequence number)) of every TCP data segment in ``path``."""
-    out = subprocess.run(
-        ["tshark", "-r", path, "-Y", "tcp.len>0", "-T", "fields", "-e", "frame.time_epoch", "-e", "ip.src", "-e", "tcp.seq_raw"],
-        capture_output=True, text=True,
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"host_delay: tshark cannot read '{path}': {out.stderr.strip()}")
-    rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == 2]
-    if not rows:
-        raise SystemExit(f"host_delay: '{path}' holds no TCP data segments")
+    rows = tshark_rows(path, ["frame.time_epoch", "ip.src", "tcp.seq_raw"], "tcp.len>0", tool="host_delay")
     return [(epoch_ns(t), (src, seq)) for t, src, seq in rows]
 
 

@@ -45,18 +45,25 @@ def epoch_ns(epoch: str) -> int:
     return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
 
 
+def tshark_rows(path: str, fields: list[str], display_filter: str | None = None, tool: str = "loss_split") -> list[list[str]]:
+    """One row of ``fields`` per frame of ``path`` (matching ``display_filter``), read with tshark;
+    a file tshark cannot read, or without a matching TCP segment, ends the script with a message."""
+    cmd = ["tshark", "-r", path, *(["-Y", display_filter] if display_filter else []), "-T", "fields"]
+    for f in fields:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{tool}: tshark cannot read '{path}': {out.stderr.strip()}")
+    rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == len(fields) - 1]
+    if not rows:
+        raise SystemExit(f"{tool}: '{path}' holds no TCP {'data ' if display_filter == 'tcp.len>0' else ''}segments")
+    return rows
+
+
 def load(path: str) -> tuple[np.ndarray, np.ndarray]:
     """(send times in ns, relative sequence numbers) of the data segments of the busiest
     direction of ``path``."""
-    out = subprocess.run(
-        ["tshark", "-r", path, "-Y", "tcp.len>0", "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.seq", "-e", "tcp.srcport"],
-        capture_output=True, text=True,
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"loss_split: tshark cannot read '{path}': {out.stderr.strip()}")
-    rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == 2]
-    if not rows:
-        raise SystemExit(f"loss_split: '{path}' holds no TCP data segments")
+    rows = tshark_rows(path, ["frame.time_epoch", "tcp.seq", "tcp.srcport"], "tcp.len>0")
     port = Counter(r[2] for r in rows).most_common(1)[0][0]
     t = np.array([epoch_ns(r[0]) for r in rows if r[2] == port], dtype=np.int64)
     seq = np.array([int(r[1]) for r in rows if r[2] == port])
@@ -68,14 +75,7 @@ def acks_and_pushes(path: str) -> tuple[Counter, float, float]:
     share of data segments carrying PSH, the share of one-segment ACKs that acknowledge up to
     the end of a PSH segment) for the busiest flow of ``path``, which must hold both directions
     (a capture on the sender's interface does)."""
-    out = subprocess.run(
-        ["tshark", "-r", path, "-T", "fields", "-e", "tcp.srcport", "-e", "tcp.len", "-e", "tcp.ack", "-e", "tcp.flags.push", "-e", "tcp.options.sack_le",
-         "-e", "tcp.nxtseq"],
-        capture_output=True, text=True,
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"loss_split: tshark cannot read '{path}': {out.stderr.strip()}")
-    rows = [line.split("\t") for line in out.stdout.splitlines() if line.count("\t") == 5]
+    rows = tshark_rows(path, ["tcp.srcport", "tcp.len", "tcp.ack", "tcp.flags.push", "tcp.options.sack_le", "tcp.nxtseq"], "tcp")
     port = Counter(r[0] for r in rows if r[1] not in ("", "0")).most_common(1)[0][0]
     data = [r for r in rows if r[0] == port and r[1] not in ("", "0")]
     pushed = sum(r[3] in ("1", "True") for r in data) / len(data)
