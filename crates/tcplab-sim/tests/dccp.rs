@@ -155,7 +155,6 @@ fn a_lossy_path_slows_ccid2_like_tcp() {
     assert!(jfi > 0.8, "seed {}: {a:.2} vs {b:.2}", spec.seed);
 }
 
-
 #[test]
 fn a_ccid2_sender_whose_whole_window_is_lost_recovers_by_its_timeout() {
     // 15% loss each way: every few seconds all a small window's packets or their Acks are lost,
