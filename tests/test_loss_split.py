@@ -58,14 +58,14 @@ def test_replay_finds_the_simulators_drops(tmp_path: Path, capsys: pytest.Captur
     for flow, (drops, matched, inferred) in replayed.items():
         assert inferred >= 5, f"flow{flow} lost too little to test anything:\n{out}"
         assert matched == inferred and drops == inferred, f"flow{flow}:\n{out}"
-    # --acks: the simulator's receivers acknowledge every second segment (RFC 5681; the
-    # testbed's Linux receivers also acknowledge each burst's closing PSH segment, which the
-    # simulator's senders do not set: docs/validation.md).
-    acks = {int(f): (float(p), dict((int(k), float(v)) for k, v in re.findall(r"(\d+):([\d.]+)", h)))
-            for f, p, h in re.findall(r"flow(\d): PSH on ([\d.]+)% of data segments; segments per pure ACK ([\d: .]+);", out)}
+    # --acks: as the testbed's Linux hosts (docs/tcp.md), the senders end each burst (2 segments
+    # at 20 Mb/s) with PSH and the receivers acknowledge every second segment and, at once, a
+    # burst's closing PSH segment: every one-segment ACK ends at one.
+    acks = {int(f): (float(p), dict((int(k), float(v)) for k, v in re.findall(r"(\d+):([\d.]+)", h)), int(e))
+            for f, p, h, e in re.findall(r"flow(\d): PSH on ([\d.]+)% of data segments; segments per pure ACK ([\d: .]+); one-segment ACKs ending at a PSH segment (\d+)%", out)}
     assert set(acks) == {1, 2}, out
-    for flow, (pushed, sizes) in acks.items():
-        assert pushed == 0.0 and sizes.get(2, 0) >= 0.9, f"flow{flow}: {sizes}\n{out}"
+    for flow, (pushed, sizes, at_push) in acks.items():
+        assert 30 < pushed < 70 and sizes.get(1, 0) > 0.05 and sizes.get(1, 0) + sizes.get(2, 0) >= 0.95 and at_push == 100, f"flow{flow}: {sizes}\n{out}"
     assert re.search(r"episodes: \d+ \(\d+ both flows", out), out
 
 

@@ -194,6 +194,21 @@ def test_other_points_see_the_same_retransmissions(at: str, scenario_file: Path,
         assert frames(path, "tcp.analysis.out_of_order")  # no ACK direction on a one-way link
 
 
+def test_psh_is_on_each_burst_end_of_a_tso_sender(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A Linux-like sender (CUBIC: `tso` on) ends each burst with PSH, as Linux's GSO packets do;
+    # tshark sees it on exactly the segments the engine marks, never on an ACK.
+    scenario = tmp_path / "psh.toml"
+    scenario.write_text(SCENARIO.split("[[flows]]")[0].replace("loss = 0.005", "") + '[[flows]]\nvariant = "cubic"\n')
+    path = write(scenario, "sender", tmp_path, capsys)
+    r, point, rows = capture(scenario, "sender")
+    cap = r.capture.iloc[rows].reset_index(drop=True)
+    t = tshark(path, "tcp.len", "tcp.flags.push")
+    psh = t["tcp.flags.push"].isin(["1", "True"]).to_numpy()
+    data = (t["tcp.len"].astype(int) > 0).to_numpy()
+    assert (psh == (cap["push"] == 1).to_numpy()).all()
+    assert 0.1 < psh[data].mean() < 0.9 and not psh[~data].any()
+
+
 def test_default_file_name_and_flow_index(scenario_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["sim", str(scenario_file), "-q", "--pcap", "1"]) == 0

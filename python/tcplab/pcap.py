@@ -43,6 +43,7 @@ CLIENT_PORT_BASE = 50000
 
 _KIND_DATA, _KIND_ACK = 0, 1  # engine Kind codes (net/packet.rs)
 _TH_ACK = 0x10
+_TH_PUSH = 0x08
 _NOP = b"\x01"
 
 
@@ -193,7 +194,7 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
             ip_src, ip_dst = dst_ip, src_ip
         else:  # pragma: no cover - resolve_flow admits TCP flows only
             raise ValueError(f"packet kind {kind} is not TCP")
-        tcp.flags = _TH_ACK
+        tcp.flags = _TH_ACK | (_TH_PUSH if cols["push"][i] else 0)
         tcp.win = win
         tcp.opts = opts
         tcp.off = (20 + len(opts)) // 4

@@ -20,6 +20,7 @@ struct Row {
     link: u32,
     kind: u8,
     retrans: bool,
+    push: bool,
     lost: bool,
     n_sack: u8,
     size_bytes: u32,
@@ -66,6 +67,7 @@ impl Capture {
             link: l.0,
             kind: pkt.kind as u8,
             retrans: pkt.retrans,
+            push: pkt.push,
             lost,
             n_sack: pkt.n_sack,
             size_bytes: pkt.size_bytes,
@@ -97,6 +99,7 @@ impl Capture {
         t.push("ts_ecr_ns", col(&|r| r.ts_ecr_ns));
         t.push("size_bytes", col(&|r| r.size_bytes as u64));
         t.push("retrans", col(&|r| r.retrans as u64));
+        t.push("push", col(&|r| r.push as u64));
         t.push("lost", col(&|r| r.lost as u64));
         t
     }

@@ -126,3 +126,44 @@ fn host_jitter_delays_a_burst_as_a_whole() {
     let d = ack_to_burst_us(&one_flow("reno", true));
     assert_eq!(d[d.len() * 9 / 10], 0.0, "without jitter a burst leaves as its ACK arrives");
 }
+
+#[test]
+fn each_burst_ends_with_psh_and_the_receiver_acknowledges_it_at_once() {
+    // The testbed's kernel (docs/tcp.md): the senders put PSH on the last segment of 96–97% of
+    // their bursts and almost nowhere else; the receivers acknowledge a PSH segment at once (26%
+    // and 12% of their ACKs cover one segment, each ending at a PSH segment).
+    let mut spec = one_flow("reno", true);
+    spec.capture = Some(CaptureSpec { flow: 0, links: vec![2, 4, 5] }); // sender →, → receiver, receiver →
+    let r = run(&spec);
+    let cap = r.capture.as_ref().expect("capture");
+    let (t, arrive, kind, link, seq, ack, push) =
+        (cap.col("t_ns"), cap.col("arrive_ns"), cap.col("kind"), cap.col("link"), cap.col("seq"), cap.col("ack"), cap.col("push"));
+    let rows = |l: f64| (0..cap.rows()).filter(move |&i| link.get(i) == l && t.get(i) >= 15e9);
+    // At the sender: PSH exactly on the last segment of each burst (the next one ≥ 20 µs later).
+    let sent: Vec<usize> = rows(2.0).filter(|&i| kind.get(i) == 0.0).collect();
+    let ends = sent.windows(2).filter(|w| t.get(w[1]) - t.get(w[0]) >= 20e3).count();
+    let pushed: Vec<usize> = sent[..sent.len() - 1].iter().copied().filter(|&i| push.get(i) == 1.0).collect();
+    assert!(ends > 2000 && pushed.len() == ends, "{} bursts, {} PSH segments", ends, pushed.len());
+    assert!(sent.windows(2).all(|w| (push.get(w[0]) == 1.0) == (t.get(w[1]) - t.get(w[0]) >= 20e3)), "PSH only at a burst's end");
+    // At the receiver: every in-order PSH segment is acknowledged as it arrives, so the 9-segment
+    // bursts draw four two-segment ACKs and one one-segment ACK each.
+    let mut acks: Vec<(f64, f64)> = rows(5.0).map(|i| (t.get(i), ack.get(i))).collect();
+    acks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let got: Vec<usize> = rows(4.0).filter(|&i| push.get(i) == 1.0).collect();
+    let at_once = got
+        .iter()
+        .filter(|&&i| {
+            let k = acks.partition_point(|&(ta, _)| ta < arrive.get(i));
+            acks[k..].iter().take_while(|&&(ta, _)| ta == arrive.get(i)).any(|&(_, a)| a == seq.get(i) + 1.0)
+        })
+        .count();
+    assert!(at_once as f64 > 0.99 * got.len() as f64, "{at_once} of {} PSH segments acknowledged at once", got.len());
+    let one = acks.windows(2).filter(|w| w[1].1 - w[0].1 == 1.0).count() as f64 / (acks.len() - 1) as f64;
+    assert!((0.15..0.25).contains(&one), "{one} of ACKs cover one segment");
+    // A sender without `tso` sets no PSH, and its receiver keeps to every second segment.
+    let mut spec = one_flow("reno", false);
+    spec.capture = Some(CaptureSpec { flow: 0, links: vec![2] });
+    let r = run(&spec);
+    let cap = r.capture.as_ref().expect("capture");
+    assert_eq!((0..cap.rows()).filter(|&i| cap.col("push").get(i) == 1.0).count(), 0);
+}

@@ -42,6 +42,8 @@ pub struct Packet {
     pub kind: Kind,
     /// Retransmitted data segment.
     pub retrans: bool,
+    /// TCP PSH: the last segment of a Linux sender's TSO burst (the tail of each GSO packet).
+    pub push: bool,
     /// Number of valid entries in `sack` (TCP) or Ack Vector runs (DCCP-Ack).
     pub n_sack: u8,
     /// IP packet size (what a link serialises).
@@ -73,6 +75,7 @@ impl Packet {
             dst,
             kind,
             retrans: false,
+            push: false,
             n_sack: 0,
             size_bytes,
             seq: 0,

@@ -154,8 +154,10 @@ impl TcpReceiver {
             let had_hole = !self.ooo.is_empty();
             self.deliver_ooo();
             self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
-            // RFC 5681 §4.2: an ACK at once when the last gap is filled (ICSK_ACK_NOW).
-            let now_ack = had_hole && self.ooo.is_empty();
+            // RFC 5681 §4.2: an ACK at once when the last gap is filled (ICSK_ACK_NOW); and for
+            // a PSH segment when no hole is left (out-of-order data keeps Linux's receive
+            // memory in use, so `tcp_cleanup_rbuf` does not send the PSH ACK; below).
+            let now_ack = (had_hole || p.push) && self.ooo.is_empty();
             self.ack_check(now_ack, now, out);
         } else if p.seq > self.rcv_nxt {
             self.insert_ooo(p.seq);
@@ -168,7 +170,7 @@ impl TcpReceiver {
     }
 
     /// RFC 5681 §4.2 (and ns-2): every second in-order segment or the timer; out-of-order data,
-    /// a hole filled and duplicates at once.
+    /// a hole filled and duplicates at once; and (Linux) a PSH segment at once.
     fn on_data_rfc(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
         if p.seq == self.rcv_nxt {
             let before = self.rcv_nxt;
@@ -180,7 +182,10 @@ impl TcpReceiver {
                 self.send_ack(now, out);
             } else {
                 self.unacked_segs += 1;
-                if self.unacked_segs >= 2 {
+                // Linux `tcp_measure_rcv_mss` marks a full-sized PSH segment (ICSK_ACK_PUSHED)
+                // and `tcp_cleanup_rbuf` acknowledges it once the reader has taken everything,
+                // which a bulk reader such as iperf3 does at once. Only `tso` senders set PSH.
+                if self.unacked_segs >= 2 || p.push {
                     self.send_ack(now, out);
                 } else if self.delack_timer.deadline.is_none() {
                     self.delack_timer.deadline = Some(now + self.delack_timeout_ns);
