@@ -142,9 +142,8 @@ fn each_burst_ends_with_psh_and_the_receiver_acknowledges_it_at_once() {
     // At the sender: PSH exactly on the last segment of each burst (the next one ≥ 20 µs later).
     let sent: Vec<usize> = rows(2.0).filter(|&i| kind.get(i) == 0.0).collect();
     let ends = sent.windows(2).filter(|w| t.get(w[1]) - t.get(w[0]) >= 20e3).count();
-    let pushed: Vec<usize> = sent[..sent.len() - 1].iter().copied().filter(|&i| push.get(i) == 1.0).collect();
-    assert!(ends > 2000 && pushed.len() == ends, "{} bursts, {} PSH segments", ends, pushed.len());
-    assert!(sent.windows(2).all(|w| (push.get(w[0]) == 1.0) == (t.get(w[1]) - t.get(w[0]) >= 20e3)), "PSH only at a burst's end");
+    assert!(ends > 2000, "{ends} bursts");
+    assert!(sent.windows(2).all(|w| (push.get(w[0]) == 1.0) == (t.get(w[1]) - t.get(w[0]) >= 20e3)), "PSH on a burst's last segment only");
     // At the receiver: every in-order PSH segment is acknowledged as it arrives, so the 9-segment
     // bursts draw four two-segment ACKs and one one-segment ACK each.
     let mut acks: Vec<(f64, f64)> = rows(5.0).map(|i| (t.get(i), ack.get(i))).collect();
