@@ -7,8 +7,8 @@
 //! window being 10 segments), as after a duplicate or a gap longer than the receiver's RTO (16);
 //! while out-of-order data is held, the first three ACKs for a given rcv_nxt are immediate and the
 //! rest are compressed: one ACK after min(1 ms, RTT/20) plus the timer's 100 µs of slack, or after
-//! 44 held back (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`, `tcp_comp_sack_nr`). Without it every out-of-order segment is
-//! ACKed at once, as RFC 5681 §4.2 says and ns-2 does.
+//! 44 held back (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`, `tcp_comp_sack_nr`). Without
+//! it every out-of-order segment is ACKed at once, as RFC 5681 §4.2 says and ns-2 does.
 
 use std::collections::VecDeque;
 
