@@ -205,10 +205,9 @@ pub struct TcpSpec {
     #[serde(default = "yes")]
     pub sack: bool,
     /// The receiver ACKs as Linux ≥ 4.20 does: quick-ACK mode at the start, SACK compression
-    /// while out-of-order data is held (`tcp_comp_sack_nr` 44, 1 ms + 100 µs of timer slack). Off (the default): every
-    /// out-of-order segment is ACKed at once (RFC 5681 §4.2, ns-2) — with it on, a slow-start
-    /// overshoot ends in a second window halving that the testbed's kernel does not show
-    /// (docs/validation.md), so it is not yet the default.
+    /// while out-of-order data is held (`tcp_comp_sack_nr` 44, 1 ms + 100 µs of timer slack).
+    /// Off (the default): every out-of-order segment is ACKed at once (RFC 5681 §4.2, ns-2). The
+    /// fidelity experiment turns it on, as the testbed's kernel has it (docs/validation.md).
     #[serde(default)]
     pub sack_compression: bool,
     #[serde(default = "default_min_rto")]
