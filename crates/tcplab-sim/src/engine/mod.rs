@@ -1,5 +1,5 @@
-//! The event queue of (time, insertion sequence, event): a small array or a binary heap. Equal times pop in
-//! insertion order, so a run is a pure function of its spec and seed.
+//! The event queue of (time, insertion sequence, event): a small array or a binary heap. Equal
+//! times pop in insertion order, so a run is a pure function of its spec and seed.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
