@@ -22,6 +22,8 @@ import pytest
 import tcplab
 from leftovers import netns, processes
 import tcplab.testbed as testbed
+from tcplab.experiment import KERNEL_DEFAULT_TCP
+from tcplab.testbed import stack
 from tcplab.testbed.experiment import Calibration
 from tcplab.testbed.tools import PingStats
 
@@ -148,6 +150,27 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
         assert c.get("Tcp.RetransSegs", 0) >= quick.flows["dropped_pkts"].iloc[i] > 0
         assert quick.flows["rto_count"].iloc[i] == c.get("TcpExt.TCPTimeouts", 0)
         assert quick.flows["recoveries"].iloc[i] == c.get("TcpExt.TCPSackRecovery", 0) + c.get("TcpExt.TCPRenoRecovery", 0) >= 1
+
+
+def test_what_the_kernel_does_unasked_is_what_the_testbed_writes_when_asked(quick: tcplab.Result) -> None:
+    # The quick scenario leaves PRR, RACK-TLP and SACK compression unset, so its namespaces hold
+    # the kernel's own values. Asking for them (tcplab.experiment.KERNEL_DEFAULT_TCP, which testbed
+    # run keys take as unset) writes exactly those values: the same run.
+    hosts = quick.meta["backend_info"]["hosts"]
+    available = testbed.available_cc()
+    unasked = stack.plan(quick.scenario, available=available)
+    written = {}
+    for field, value in KERNEL_DEFAULT_TCP.items():
+        where = "flows[1]" if field == "rack" else "tcp"  # RACK needs SACK recovery: the cubic flow
+        asked = stack.plan(quick.scenario.override({f"{where}.{field}": value}), available=available)
+        for i, (before, after) in enumerate(zip(unasked, asked), start=1):
+            for ns, old, new in ((f"tcplab-s{i}", before.sender_sysctls, after.sender_sysctls), (f"tcplab-r{i}", before.receiver_sysctls, after.receiver_sysctls)):
+                for name, text in new.items():
+                    if old.get(name) != text:
+                        written[field, ns, name] = text
+                        assert hosts[ns][name] == text, (field, ns, name)
+    assert {name for _, _, name in written} == {"net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr"}, written
+    assert not [key for key in written if key[0] == "prr"]  # PRR: nothing to write, Linux always does it
 
 
 def test_a_run_leaves_nothing(quick: tcplab.Result) -> None:

@@ -98,19 +98,37 @@ SIMULATOR_ONLY = ("host_jitter",)
 #: TCP settings that model what a real host's stack always does (it sends TSO bursts whatever
 #: the scenario says), likewise taken at their defaults in ``[tcp]`` and in every flow.
 SIMULATOR_ONLY_TCP = ("tso",)
+#: TCP settings whose value here asks the testbed for what a new namespace's Linux does unasked:
+#: PRR in every recovery, RACK-TLP (``tcp_recovery`` 1, ``tcp_early_retrans`` 3) and SACK
+#: compression (``tcp_comp_sack_nr`` 44). Written out so that the simulator runs them too, they
+#: change nothing on the testbed, so a testbed run's key takes them unset in ``[tcp]`` and in
+#: every flow (tests/test_testbed.py checks the namespaces' values against what the testbed
+#: writes for these).
+KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True}
 
 
-def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = None) -> str:
+def _as_the_testbed_runs(settings: Any, kernel_defaults_unset: bool) -> Any:
+    """``[tcp]`` or a flow, with what the testbed's hosts do whatever it says taken unset."""
+    unset = dict.fromkeys(SIMULATOR_ONLY_TCP)
+    if kernel_defaults_unset:
+        unset |= {name: None for name, value in KERNEL_DEFAULT_TCP.items() if getattr(settings, name) is value}
+    return settings.model_copy(update=unset)
+
+
+def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = None, *, kernel_defaults_unset: bool = True) -> str:
     """A run's key: the first 32 hex digits of SHA-256 over the full resolved scenario, the backend
     and the seed (and the testbed's stack profile). Any change to a run's parameters gives another
-    key — except, on the testbed, the simulator's model of the hosts (:data:`SIMULATOR_ONLY`):
-    scenarios that differ only there are the same testbed run."""
+    key — except, on the testbed, the simulator's model of the hosts (:data:`SIMULATOR_ONLY`,
+    :data:`SIMULATOR_ONLY_TCP`) and settings that ask for the kernel's own behaviour
+    (:data:`KERNEL_DEFAULT_TCP`): scenarios that differ only there are the same testbed run.
+
+    ``kernel_defaults_unset=False`` gives the key tcplab gave testbed runs before it treated
+    :data:`KERNEL_DEFAULT_TCP` so (``scripts/rekey_store.py`` moves a store to the new keys)."""
     key: dict[str, Any] = {"backend": backend, "seed": seed}
     if backend == "testbed":
         defaults: dict[str, Any] = {name: type(scenario).model_fields[name].default for name in SIMULATOR_ONLY}
-        unset = {name: None for name in SIMULATOR_ONLY_TCP}
-        defaults["tcp"] = scenario.tcp.model_copy(update=unset)
-        defaults["flows"] = [flow.model_copy(update=unset) if isinstance(flow, TcpFlow) else flow for flow in scenario.flows]
+        defaults["tcp"] = _as_the_testbed_runs(scenario.tcp, kernel_defaults_unset)
+        defaults["flows"] = [_as_the_testbed_runs(flow, kernel_defaults_unset) if isinstance(flow, TcpFlow) else flow for flow in scenario.flows]
         scenario = scenario.model_copy(update=defaults)
         key["testbed"] = TESTBED_REVISION
     key["scenario"] = scenario_json(scenario)

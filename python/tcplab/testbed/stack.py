@@ -26,7 +26,9 @@ the value and what the testbed can do, before anything is built:
                               timestamps, 1460 B without)
 ``pacing = true``              the client's ``--fq-rate 10G`` (SO_MAX_PACING_RATE): Linux's internal
                               pacing at its own rates (200% of cwnd/RTT in slow start, 120% after)
-``prr = false``               refused: Linux always reduces with PRR (RFC 6937) in recovery
+``prr = false``               refused: Linux always reduces with PRR (RFC 6937) in recovery;
+                              ``prr``, ``rack`` and ``sack_compression`` = true ask for what the
+                              kernel does unasked and leave the testbed run's key alone
 ``tso = false``               refused: Linux's TCP always sends GSO bursts (the veths' TSO/GSO being
                               off only moves the splitting into the stack); ``tso`` leaves the
                               testbed run's key alone

@@ -1,0 +1,62 @@
+"""Testbed run keys against the committed stores, and scripts/rekey_store.py, which moves a store
+made before a key change to the current keys."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tcplab.config import Scenario
+from tcplab.experiment import load_experiment, run_id
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "docs" / "data"
+
+_spec = importlib.util.spec_from_file_location("rekey_store", ROOT / "scripts" / "rekey_store.py")
+assert _spec is not None and _spec.loader is not None
+rekey_store = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rekey_store)
+
+
+def _keys(store: Path, table: str = "runs") -> set[str]:
+    with duckdb.connect(str(store), read_only=True) as db:
+        return {key for (key,) in db.execute(f"SELECT DISTINCT run_id FROM {table}").fetchall()}
+
+
+@pytest.mark.parametrize(("experiment", "store"), [("validation.toml", "validation-testbed.duckdb"), ("validation-single.toml", "validation-single-testbed.duckdb")])
+def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
+    # `tcplab run experiments/X --backend testbed --store docs/data/Y` resumes with nothing to do:
+    # the experiments write PRR, RACK and SACK compression out for the simulator, and the kernel
+    # made these runs with them unasked.
+    runs = load_experiment(ROOT / "experiments" / experiment).runs("testbed")
+    assert {r.run_id for r in runs} == _keys(DATA / store)
+
+
+def test_rekey_moves_runs_under_their_old_keys_and_leaves_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "s.duckdb"
+    shutil.copy(DATA / "validation-single-testbed.duckdb", store)
+    current = _keys(store)
+    with duckdb.connect(str(store)) as db:
+        rows = db.execute("SELECT run_id, scenario::VARCHAR, seed, versions->>'$.profile' FROM runs ORDER BY run_id").fetchall()
+        old = {}
+        for key, text, seed, profile in rows[:3]:
+            old[key] = run_id(Scenario.model_validate(json.loads(text)), "testbed", seed, profile, kernel_defaults_unset=False)
+        stranger = rows[3][0]
+        for table in ("runs", "flows", "intervals", "queues"):
+            for key, before in [*old.items(), (stranger, "0" * 32)]:
+                db.execute(f"UPDATE {table} SET run_id = ? WHERE run_id = ?", [before, key])
+    assert _keys(store) == (current - set(old) - {stranger}) | set(old.values()) | {"0" * 32}
+
+    assert rekey_store.main([str(store)]) == 0
+    assert "3 testbed runs rekeyed, 11 already current, 1 keyed otherwise" in capsys.readouterr().out
+    assert _keys(store) == (current - {stranger}) | {"0" * 32}
+    for table in ("flows", "intervals", "queues"):
+        assert _keys(store, table) == _keys(store), table
+    # Again: nothing left to move.
+    assert rekey_store.main([str(store)]) == 0
+    assert "0 testbed runs rekeyed, 14 already current, 1 keyed otherwise" in capsys.readouterr().out
