@@ -7,8 +7,10 @@
 //! window being 10 segments), as after a duplicate or a gap longer than the receiver's RTO (16);
 //! while out-of-order data is held, the first three ACKs for a given rcv_nxt are immediate and the
 //! rest are compressed: one ACK after min(1 ms, RTT/20) plus the timer's 100 µs of slack, or after
-//! 44 held back (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`, `tcp_comp_sack_nr`). Without
-//! it every out-of-order segment is ACKed at once, as RFC 5681 §4.2 says and ns-2 does.
+//! 44 held back (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`, `tcp_comp_sack_nr`); and
+//! at once when a segment would push a block that no ACK has yet reported among the first two
+//! down to third place or out (`tcp_sack_new_ofo_skb`, Linux ≥ 5.8). Without it every
+//! out-of-order segment is ACKed at once, as RFC 5681 §4.2 says and ns-2 does.
 
 use std::collections::VecDeque;
 
@@ -30,6 +32,9 @@ const COMP_SACK_DELAY_NS: Nanos = 1_000_000;
 const COMP_SACK_SLACK_NS: Nanos = 100_000;
 /// Linux `TCP_FASTRETRANS_THRESH`: duplicate ACKs sent before compression starts.
 const FASTRETRANS_THRESH: u32 = 3;
+/// Linux `TCP_SACK_BLOCKS_EXPECTED` (≥ 5.8): the SACK blocks an ACK is counted on to carry. A
+/// compressed ACK is sent before a block would fall below this many more recent ones.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 /// The receiver's RTO (it sends no data, so Linux's stays at `TCP_TIMEOUT_INIT`): a longer gap
 /// between segments restarts quick-ACK mode (`tcp_event_data_recv`).
 const RECEIVER_RTO_NS: Nanos = 1_000_000_000;
@@ -161,6 +166,13 @@ impl TcpReceiver {
             let now_ack = (had_hole || p.push) && self.ooo.is_empty();
             self.ack_check(now_ack, now, out);
         } else if p.seq > self.rcv_nxt {
+            // Linux `tcp_sack_new_ofo_skb` (≥ 5.8): the ACKs held back go out before this segment
+            // starts a block or moves one up from third place or below, so that every block was
+            // among the first two of some ACK before it moves down (under heavy loss, a new
+            // block at each segment: most compressed ACKs then report only a few segments).
+            if self.compressed > 0 && self.sack_block_position(p.seq) >= SACK_BLOCKS_EXPECTED {
+                self.send_ack(now, out);
+            }
             self.insert_ooo(p.seq);
             self.ack_check(false, now, out);
         } else {
@@ -254,6 +266,25 @@ impl TcpReceiver {
             let at = now + delay;
             self.delack_timer.deadline = Some(self.delack_timer.deadline.map_or(at, |d| d.min(at)));
         }
+    }
+
+    /// Where the block that out-of-order segment `seq` extends stands among the receiver's SACK
+    /// blocks, most recent first (Linux's `selective_acks`, the 4 most recently touched); the
+    /// number of blocks when it starts a new one or extends one no longer listed; 0 for data
+    /// already held (Linux sends a D-SACK and touches no block).
+    fn sack_block_position(&self, seq: u32) -> usize {
+        let listed = || self.recent[..self.n_recent].iter().filter(|&&m| m >= self.rcv_nxt);
+        let i = self.ooo.partition_point(|r| r.end < seq);
+        let Some(r) = self.ooo.get(i).filter(|r| r.start <= seq + 1 && seq <= r.end) else {
+            return listed().count();
+        };
+        if r.start <= seq && seq < r.end {
+            return 0;
+        }
+        // `seq` may join range i to range i + 1; Linux extends the first of them it lists.
+        let next = self.ooo.get(i + 1).filter(|n| n.start == seq + 1);
+        let touches = |m: u32| (r.start <= m && m < r.end) || next.is_some_and(|n| n.start <= m && m < n.end);
+        listed().position(|&m| touches(m)).unwrap_or_else(|| listed().count())
     }
 
     fn insert_ooo(&mut self, seq: u32) {
@@ -415,6 +446,47 @@ mod tests {
         // The retransmission fills the only hole: an immediate ACK for everything.
         r.on_data(&data_at(20, rtt), due + 1, &mut out);
         assert_eq!((out.len(), out[4].ack, out[4].n_sack), (5, 40, 0));
+    }
+
+    #[test]
+    fn linux_sends_the_held_acks_before_a_block_falls_to_third_place() {
+        let mut r = linux_rx();
+        let mut out = vec![];
+        let rtt = 50_000_000;
+        for s in 0..20 {
+            r.on_data(&data_at(s, 1), rtt, &mut out);
+        }
+        out.clear();
+        // Segment 20 lost; then 21, 23, 25 (three duplicate ACKs at once, three blocks), 27 (a
+        // fourth block, held: nothing was held before it) and 28 (extends the first block, held).
+        let mut t = 2 * rtt;
+        let mut arrive = |r: &mut TcpReceiver, s: u32, out: &mut Vec<Packet>| {
+            t += 120_000;
+            r.on_data(&data_at(s, rtt), t, out);
+        };
+        for s in [21, 23, 25, 27, 28] {
+            arrive(&mut r, s, &mut out);
+        }
+        assert_eq!(out.len(), 3);
+        // 30 starts a fifth block: the held ACK goes first, reporting 27–28 while it is still
+        // first (blocks as they stood, the three most recent), then 30 is held.
+        arrive(&mut r, 30, &mut out);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[3].sack_blocks(), &[(27, 29), (25, 26), (23, 24)]);
+        // 31 extends the first block and 29 joins the first two: both held.
+        arrive(&mut r, 31, &mut out);
+        arrive(&mut r, 29, &mut out);
+        assert_eq!(out.len(), 4);
+        // 22 extends 23, third (and joins 21, no longer listed): the held ACK goes first.
+        arrive(&mut r, 22, &mut out);
+        assert_eq!(out.len(), 5);
+        assert_eq!(out[4].sack_blocks(), &[(27, 32), (25, 26), (23, 24)]);
+        // 24 joins 21–23 to 25, second: held.
+        arrive(&mut r, 24, &mut out);
+        assert_eq!(out.len(), 5);
+        // Data already held moves no block: nothing sent.
+        arrive(&mut r, 28, &mut out);
+        assert_eq!(out.len(), 5);
     }
 
     #[test]
