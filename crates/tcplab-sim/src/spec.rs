@@ -205,7 +205,8 @@ pub struct TcpSpec {
     #[serde(default = "yes")]
     pub sack: bool,
     /// The receiver ACKs as Linux ≥ 4.20 does: quick-ACK mode at the start, SACK compression
-    /// while out-of-order data is held (`tcp_comp_sack_nr` 44, 1 ms + 100 µs of timer slack).
+    /// while out-of-order data is held (`tcp_comp_sack_nr` 44, 1 ms + 100 µs of timer slack; the
+    /// held ACKs sent before a SACK block would fall below the two most recent, Linux ≥ 5.8).
     /// Off (the default): every out-of-order segment is ACKed at once (RFC 5681 §4.2, ns-2). The
     /// fidelity experiment turns it on, as the testbed's kernel has it (docs/validation.md).
     #[serde(default)]
