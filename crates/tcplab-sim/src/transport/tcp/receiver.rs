@@ -8,9 +8,10 @@
 //! while out-of-order data is held, the first three ACKs for a given rcv_nxt are immediate and the
 //! rest are compressed: one ACK after min(1 ms, RTT/20) plus the timer's 100 µs of slack, or after
 //! 44 held back (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`, `tcp_comp_sack_nr`); and
-//! at once when a segment would push a block that no ACK has yet reported among the first two
-//! down to third place or out (`tcp_sack_new_ofo_skb`, Linux ≥ 5.8). Without it every
-//! out-of-order segment is ACKed at once, as RFC 5681 §4.2 says and ns-2 does.
+//! at once before a segment starts a SACK block or extends one below the two most recent, so
+//! that every block is reported among the first two before it moves down
+//! (`tcp_sack_new_ofo_skb`, Linux ≥ 5.8). Without it every out-of-order segment is ACKed at
+//! once, as RFC 5681 §4.2 says and ns-2 does.
 
 use std::collections::VecDeque;
 
@@ -268,19 +269,15 @@ impl TcpReceiver {
         }
     }
 
-    /// Where the block that out-of-order segment `seq` extends stands among the receiver's SACK
-    /// blocks, most recent first (Linux's `selective_acks`, the 4 most recently touched); the
-    /// number of blocks when it starts a new one or extends one no longer listed; 0 for data
-    /// already held (Linux sends a D-SACK and touches no block).
+    /// Where the block that out-of-order segment `seq` extends (or lies in) stands among the
+    /// receiver's SACK blocks, most recent first (Linux's `selective_acks`, the 4 most recently
+    /// touched); the number of blocks when it starts a new one or extends one no longer listed.
     fn sack_block_position(&self, seq: u32) -> usize {
         let listed = || self.recent[..self.n_recent].iter().filter(|&&m| m >= self.rcv_nxt);
         let i = self.ooo.partition_point(|r| r.end < seq);
         let Some(r) = self.ooo.get(i).filter(|r| r.start <= seq + 1 && seq <= r.end) else {
             return listed().count();
         };
-        if r.start <= seq && seq < r.end {
-            return 0;
-        }
         // `seq` may join range i to range i + 1; Linux extends the first of them it lists.
         let next = self.ooo.get(i + 1).filter(|n| n.start == seq + 1);
         let touches = |m: u32| (r.start <= m && m < r.end) || next.is_some_and(|n| n.start <= m && m < n.end);
@@ -403,6 +400,18 @@ mod tests {
         TcpReceiver::new(FlowId(0), NodeId(0), &spec)
     }
 
+    /// Linux's policy after segments 0–19 arrived in order at `rtt` (its RTT estimate set, quick-ACK
+    /// mode over), with no ACK pending.
+    fn linux_rx_past_quickack(rtt: Nanos) -> (TcpReceiver, Vec<Packet>) {
+        let mut r = linux_rx();
+        let mut out = vec![];
+        for s in 0..20 {
+            r.on_data(&data_at(s, 1), rtt, &mut out);
+        }
+        out.clear();
+        (r, out)
+    }
+
     fn data_at(seq: u32, ts_ecr_ns: Nanos) -> Packet {
         let mut p = data(seq);
         p.ts_ecr_ns = ts_ecr_ns;
@@ -422,13 +431,8 @@ mod tests {
 
     #[test]
     fn linux_compresses_sacks_after_three_duplicates() {
-        let mut r = linux_rx();
-        let mut out = vec![];
         let rtt = 50_000_000;
-        for s in 0..20 {
-            r.on_data(&data_at(s, 1), rtt, &mut out);
-        }
-        out.clear();
+        let (mut r, mut out) = linux_rx_past_quickack(rtt);
         // Segment 20 lost; 21.. arrive 120 µs apart (100 Mb/s). Three duplicate ACKs at once,
         // then the rest wait for the compressed-ACK timer: min(1 ms, RTT/20) + 100 µs of slack
         // after the fourth.
@@ -450,13 +454,8 @@ mod tests {
 
     #[test]
     fn linux_sends_the_held_acks_before_a_block_falls_to_third_place() {
-        let mut r = linux_rx();
-        let mut out = vec![];
         let rtt = 50_000_000;
-        for s in 0..20 {
-            r.on_data(&data_at(s, 1), rtt, &mut out);
-        }
-        out.clear();
+        let (mut r, mut out) = linux_rx_past_quickack(rtt);
         // Segment 20 lost; then 21, 23, 25 (three duplicate ACKs at once, three blocks), 27 (a
         // fourth block, held: nothing was held before it) and 28 (extends the first block, held).
         let mut t = 2 * rtt;
@@ -484,7 +483,7 @@ mod tests {
         // 24 joins 21–23 to 25, second: held.
         arrive(&mut r, 24, &mut out);
         assert_eq!(out.len(), 5);
-        // Data already held moves no block: nothing sent.
+        // Data already held, in the first block: held.
         arrive(&mut r, 28, &mut out);
         assert_eq!(out.len(), 5);
     }
