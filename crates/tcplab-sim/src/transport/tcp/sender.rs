@@ -360,9 +360,10 @@ impl TcpSender {
         for i in 0..segs {
             let seq = self.snd_nxt;
             self.snd_nxt += 1;
-            // A Linux sender's GSO packet ends with PSH: the testbed's senders set it on the last
-            // segment of 96–97% of their bursts and almost nowhere else (docs/tcp.md).
-            self.emit(seq, false, self.tso && i + 1 == segs, depart, now, out);
+            // A Linux sender's GSO packet ends with PSH; a lone segment carries none. The
+            // testbed's senders set it on the last segment of ~99% of their bursts of two or
+            // more and on almost no single segment (docs/tcp.md).
+            self.emit(seq, false, self.tso && segs > 1 && i + 1 == segs, depart, now, out);
         }
         self.after_send(depart, segs);
     }
