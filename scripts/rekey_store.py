@@ -20,7 +20,7 @@ import sys
 import duckdb
 
 from tcplab.config import Scenario
-from tcplab.experiment import run_id
+from tcplab.experiment import moved_testbed_key, run_id
 from tcplab.store import TABLES
 
 
@@ -32,12 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = db.execute("SELECT run_id, scenario::VARCHAR, seed, versions->>'$.profile' FROM runs WHERE backend = 'testbed'").fetchall()
     moves, current, other = [], 0, 0
     for key, scenario_text, seed, profile in rows:
-        scenario = Scenario.model_validate(json.loads(scenario_text))
-        new = run_id(scenario, "testbed", seed, profile)
-        if new == key:
-            current += 1
-        elif run_id(scenario, "testbed", seed, profile, kernel_defaults_unset=False) == key:
+        new = moved_testbed_key(json.loads(scenario_text), seed, profile, key)
+        if new is not None:
             moves.append((key, new))
+        elif run_id(Scenario.model_validate(json.loads(scenario_text)), "testbed", seed, profile) == key:
+            current += 1
         else:
             other += 1
     clash = {new for _, new in moves} & {key for (key, *_) in rows}

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tcplab.cli import main
 from tcplab.config import Scenario
 from tcplab.experiment import load_experiment, run_id
 
@@ -37,19 +38,47 @@ def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: st
     assert {r.run_id for r in runs} == _keys(DATA / store)
 
 
+def _with_old_keys(store: Path, n: int) -> dict[str, str]:
+    """Put the first ``n`` runs of ``store`` back under the keys tcplab gave them before; returns
+    {current key: old key}."""
+    old = {}
+    with duckdb.connect(str(store)) as db:
+        rows = db.execute("SELECT run_id, scenario::VARCHAR, seed, versions->>'$.profile' FROM runs ORDER BY run_id").fetchall()
+        for key, text, seed, profile in rows[:n]:
+            old[key] = run_id(Scenario.model_validate(json.loads(text)), "testbed", seed, profile, kernel_defaults_unset=False)
+        for table in ("runs", "flows", "intervals", "queues"):
+            for key, before in old.items():
+                db.execute(f"UPDATE {table} SET run_id = ? WHERE run_id = ?", [before, key])
+    return old
+
+
+def test_a_testbed_run_on_a_store_under_old_keys_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Running them again would store the same runs twice: one line, exit 2, nothing run or written.
+    store = tmp_path / "s.duckdb"
+    shutil.copy(DATA / "validation-single-testbed.duckdb", store)
+    _with_old_keys(store, 2)
+    before = store.read_bytes()
+    assert main(["run", str(ROOT / "experiments" / "validation-single.toml"), "--backend", "testbed", "--store", str(store), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "2 of these runs are in it under the keys of an earlier tcplab" in err and "scripts/rekey_store.py" in err
+    assert store.read_bytes() == before
+    # Moved, the store resumes with nothing to run.
+    assert rekey_store.main([str(store)]) == 0
+    assert main(["run", str(ROOT / "experiments" / "validation-single.toml"), "--backend", "testbed", "--store", str(store), "-q"]) == 0
+    runs = load_experiment(ROOT / "experiments" / "validation-single.toml").runs("testbed")
+    assert _keys(store) == {r.run_id for r in runs} and len(_keys(store)) == 15
+
+
 def test_rekey_moves_runs_under_their_old_keys_and_leaves_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "s.duckdb"
     shutil.copy(DATA / "validation-single-testbed.duckdb", store)
     current = _keys(store)
+    old = _with_old_keys(store, 3)
+    # And one run keyed some other way (another revision's key, say).
+    stranger = sorted(current - set(old))[0]
     with duckdb.connect(str(store)) as db:
-        rows = db.execute("SELECT run_id, scenario::VARCHAR, seed, versions->>'$.profile' FROM runs ORDER BY run_id").fetchall()
-        old = {}
-        for key, text, seed, profile in rows[:3]:
-            old[key] = run_id(Scenario.model_validate(json.loads(text)), "testbed", seed, profile, kernel_defaults_unset=False)
-        stranger = rows[3][0]
         for table in ("runs", "flows", "intervals", "queues"):
-            for key, before in [*old.items(), (stranger, "0" * 32)]:
-                db.execute(f"UPDATE {table} SET run_id = ? WHERE run_id = ?", [before, key])
+            db.execute(f"UPDATE {table} SET run_id = ? WHERE run_id = ?", ["0" * 32, stranger])
     assert _keys(store) == (current - set(old) - {stranger}) | set(old.values()) | {"0" * 32}
 
     assert rekey_store.main([str(store)]) == 0

@@ -138,6 +138,21 @@ def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = No
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def moved_testbed_key(scenario: dict[str, Any], seed: int, profile: str | None, stored_key: str) -> str | None:
+    """The current key of a stored testbed run whose ``stored_key`` is the one tcplab gave it
+    before it keyed :data:`KERNEL_DEFAULT_TCP` as unset (from its stored ``scenario`` JSON, seed
+    and stack profile); ``None`` when it is keyed any other way (already current, another testbed
+    revision, a scenario this tcplab cannot read)."""
+    try:
+        s = Scenario.model_validate(scenario)
+    except ScenarioError:
+        return None
+    if run_id(s, "testbed", seed, profile, kernel_defaults_unset=False) != stored_key:
+        return None
+    new = run_id(s, "testbed", seed, profile)
+    return new if new != stored_key else None
+
+
 @dataclass(frozen=True)
 class Axis:
     """One sweep axis: ``key`` as written in the file and its values as written (or generated)."""

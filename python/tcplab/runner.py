@@ -13,6 +13,7 @@ parameters), so an interrupted sweep resumes where it stopped and no run is stor
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import sys
@@ -33,8 +34,8 @@ import pandas as pd
 from . import backends
 from .config import Scenario
 from .errors import MISSING, EngineError, ScenarioError, TcplabError
-from .experiment import PROFILES, Experiment, Run, _blame, canonical_json, scenario_json
-from .store import RunRecord, Store
+from .experiment import PROFILES, Experiment, Run, _blame, canonical_json, moved_testbed_key, scenario_json
+from .store import RunRecord, Store, StoreError
 
 __all__ = ["execute", "run_experiment", "with_profile", "default_store_path", "SweepReport", "print_summary", "EXECUTORS"]
 
@@ -316,6 +317,8 @@ def run_experiment(
     path = Path(store) if store is not None else default_store_path(exp)
     if store is None:
         path.parent.mkdir(exist_ok=True)
+    if backend == "testbed" and path.exists():
+        _refuse_runs_under_old_keys(runs, path)
     started = time.perf_counter()
     with Store.for_experiment(path, exp) as db:
         done = db.finished()
@@ -342,6 +345,27 @@ def run_experiment(
         )
     report.wall_s = time.perf_counter() - started
     return report
+
+
+def _refuse_runs_under_old_keys(runs: Sequence[Run], path: Path) -> None:
+    """A store written before testbed run keys took ``KERNEL_DEFAULT_TCP`` as unset may hold these
+    runs under their old keys; running them again would store the same runs twice."""
+    todo = {r.run_id for r in runs}
+    with Store(path) as db:
+        stored = db.sql("SELECT run_id, scenario::VARCHAR AS scenario, seed, versions->>'$.profile' AS profile FROM runs WHERE backend = 'testbed'")
+    moved = [
+        key
+        for key, scenario, seed, profile in stored[["run_id", "scenario", "seed", "profile"]].itertuples(index=False)
+        if key not in todo and moved_testbed_key(json.loads(scenario), int(seed), profile, key) in todo
+    ]
+    if moved:
+        raise StoreError(
+            "--store",
+            str(path),
+            f"expected the current run keys: {len(moved)} of these runs are in it under the keys of an earlier tcplab "
+            f"(before [tcp] settings at the kernel's own defaults were keyed as unset); move them with "
+            f"'python scripts/rekey_store.py {path}', then run again",
+        )
 
 
 def _describe(exp: Experiment, report: SweepReport) -> str:
