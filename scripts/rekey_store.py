@@ -20,8 +20,17 @@ import sys
 import duckdb
 
 from tcplab.config import Scenario
+from tcplab.errors import ScenarioError
 from tcplab.experiment import moved_testbed_key, run_id
 from tcplab.store import TABLES
+
+
+def _current(scenario: dict, seed: int, profile: str | None) -> str | None:
+    """The run's key as tcplab gives it now (None for a scenario this tcplab cannot read)."""
+    try:
+        return run_id(Scenario.model_validate(scenario), "testbed", seed, profile)
+    except ScenarioError:
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         new = moved_testbed_key(json.loads(scenario_text), seed, profile, key)
         if new is not None:
             moves.append((key, new))
-        elif run_id(Scenario.model_validate(json.loads(scenario_text)), "testbed", seed, profile) == key:
+        elif _current(json.loads(scenario_text), seed, profile) == key:
             current += 1
         else:
             other += 1
