@@ -117,6 +117,14 @@ def test_run_ids_follow_the_parameters_only() -> None:
     bursty = r.scenario.override({"tcp.tso": True})
     assert run_id(bursty, "sim", r.seed) != r.run_id
     assert run_id(bursty, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
+    # So are the access links' rate and queue: the testbed's are unshaped veths. Their delay is
+    # applied (folded into the router's), and so is another run.
+    for setting, value in (("topology.access_rate", "15Gbps"), ("topology.access_buffer", "100pkt")):
+        fast = r.scenario.override({setting: value})
+        assert run_id(fast, "sim", r.seed) != r.run_id, setting
+        assert run_id(fast, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned"), setting
+    far = r.scenario.override({"topology.access_delay": "1ms"})
+    assert run_id(far, "testbed", r.seed, "tuned") != run_id(r.scenario, "testbed", r.seed, "tuned")
     # And so, on the testbed only, is asking for what its kernel does unasked: PRR, RACK-TLP, SACK
     # compression written out as true, in [tcp] or in a flow; false is another run.
     # (RACK needs SACK recovery: flow 2 of this run is `sack`.)

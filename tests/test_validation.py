@@ -1,14 +1,18 @@
 """The simulator against the kernel (docs/validation.md): experiments/validation.toml run in the
-simulator and compared with the testbed's 90 runs of it, committed as
-docs/data/validation-testbed.duckdb. A change to the simulator's TCP that moves it away from the
-kernel fails here.
+simulator, with 10 replications instead of its 3, and compared with the testbed's 90 runs of it,
+committed as docs/data/validation-testbed.duckdb. A change to the simulator's TCP that moves it
+away from the kernel fails here.
+
+Ten replications: several cells are decided by which flow's segment meets the full queue at an
+overflow (docs/validation.md), so three simulator replications draw one of a few outcomes, and
+the grid's figures move with the seed (worst cell 0.051-0.110 over seeds 1-3) more than with
+many a change under test; ten give the simulator's mean in each cell.
 
 The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
-worst cell, 48 of 60 flows within 10% and a mean error of 8% (the simulator now: 0.014, 0.077,
-49 flows, 6.4%; other seeds' 3 replications give 46-50 flows, so a change that costs two flows
-may fail here without being wrong: compare over 10 replications, docs/validation.md). Before the simulator's PSH ACKs the grid gave a worst cell of 0.132, 46 flows
-within 10% and a mean error of 9.2%, and the simulated Reno beat CUBIC at 25 ms where the
-kernel's CUBIC gets 1.5-2x Reno's.
+worst cell, 52 of 60 flows within 10% and a mean error of 7% (the simulator now: 0.014, 0.069,
+54 flows, 5.4%; with the default 1 Gb/s access links, which the testbed does not have: 0.014,
+0.090, 50 flows, 6.1%). Before the simulator's PSH ACKs the grid gave a worst cell of 0.132 and
+the simulated Reno beat CUBIC at 25 ms where the kernel's CUBIC gets 1.5-2x Reno's.
 """
 
 from __future__ import annotations
@@ -25,7 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "sim.duckdb"
-    assert main(["run", str(ROOT / "experiments" / "validation.toml"), "--backend", "sim", "--store", str(store), "-q"]) == 0
+    text = (ROOT / "experiments" / "validation.toml").read_text()
+    assert "\nreplications = 3\n" in text
+    experiment = tmp_path / "validation.toml"
+    experiment.write_text(text.replace("\nreplications = 3\n", "\nreplications = 10\n"))
+    assert main(["run", str(experiment), "--backend", "sim", "--store", str(store), "-q"]) == 0
     capsys.readouterr()
     sim = analysis.per_run(analysis.load_frames(store))
     kernel = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-testbed.duckdb"))
@@ -37,7 +45,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     errors = analysis.flow_errors(sim, kernel)
     flows = analysis.flow_error_summary(errors)
     assert flows["flows"] == 60
-    assert flows["flows_within"] >= 48 and flows["mean_abs_error"] <= 0.08, flows
+    assert flows["flows_within"] >= 52 and flows["mean_abs_error"] <= 0.07, flows
 
     # The kernel's split at 25 ms: CUBIC ahead of Reno in every buffer, in both backends.
     short = errors[(errors["flow2"] == "cubic") & (errors["topology.rtt"] == "25ms")]

@@ -30,7 +30,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .config import Scenario, TcpFlow, read_toml, set_path
+from .config import Dumbbell, Scenario, TcpFlow, read_toml, set_path
 from .errors import MISSING, ScenarioError
 from .units import UnitError, Window
 
@@ -95,6 +95,9 @@ TESTBED_REVISION = 2
 #: Scenario fields that model what real hosts do and so mean nothing to the testbed, whose hosts
 #: are real: a testbed run's key takes them at their defaults.
 SIMULATOR_ONLY = ("host_jitter",)
+#: Dumbbell fields the testbed does not apply: its access links are veths, unshaped and with no
+#: queue of their own (docs/testbed.md), likewise taken at their defaults.
+SIMULATOR_ONLY_TOPOLOGY = ("access_rate", "access_buffer")
 #: TCP settings that model what a real host's stack always does (it sends TSO bursts whatever
 #: the scenario says), likewise taken at their defaults in ``[tcp]`` and in every flow.
 SIMULATOR_ONLY_TCP = ("tso",)
@@ -118,15 +121,18 @@ def _as_the_testbed_runs(settings: Any, kernel_defaults_unset: bool) -> Any:
 def run_id(scenario: Scenario, backend: str, seed: int, profile: str | None = None, *, kernel_defaults_unset: bool = True) -> str:
     """A run's key: the first 32 hex digits of SHA-256 over the full resolved scenario, the backend
     and the seed (and the testbed's stack profile). Any change to a run's parameters gives another
-    key — except, on the testbed, the simulator's model of the hosts (:data:`SIMULATOR_ONLY`,
-    :data:`SIMULATOR_ONLY_TCP`) and settings that ask for the kernel's own behaviour
-    (:data:`KERNEL_DEFAULT_TCP`): scenarios that differ only there are the same testbed run.
+    key — except, on the testbed, the simulator's model of the hosts and access links
+    (:data:`SIMULATOR_ONLY`, :data:`SIMULATOR_ONLY_TCP`, :data:`SIMULATOR_ONLY_TOPOLOGY`) and
+    settings that ask for the kernel's own behaviour (:data:`KERNEL_DEFAULT_TCP`): scenarios that
+    differ only there are the same testbed run.
 
     ``kernel_defaults_unset=False`` gives the key tcplab gave testbed runs before it treated
     :data:`KERNEL_DEFAULT_TCP` so (``scripts/rekey_store.py`` moves a store to the new keys)."""
     key: dict[str, Any] = {"backend": backend, "seed": seed}
     if backend == "testbed":
         defaults: dict[str, Any] = {name: type(scenario).model_fields[name].default for name in SIMULATOR_ONLY}
+        if isinstance(scenario.topology, Dumbbell):
+            defaults["topology"] = scenario.topology.model_copy(update={name: Dumbbell.model_fields[name].default for name in SIMULATOR_ONLY_TOPOLOGY})
         defaults["tcp"] = _as_the_testbed_runs(scenario.tcp, kernel_defaults_unset)
         defaults["flows"] = [_as_the_testbed_runs(flow, kernel_defaults_unset) if isinstance(flow, TcpFlow) else flow for flow in scenario.flows]
         scenario = scenario.model_copy(update=defaults)
