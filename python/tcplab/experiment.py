@@ -110,6 +110,10 @@ SIMULATOR_ONLY_TCP = ("tso",)
 KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True}
 
 
+#: What a testbed run's key leaves out, as a scenario file names it.
+_TESTBED_IGNORES = (*SIMULATOR_ONLY, *(f"tcp.{n}" for n in SIMULATOR_ONLY_TCP), *(f"topology.{n}" for n in SIMULATOR_ONLY_TOPOLOGY))
+
+
 def _as_the_testbed_runs(settings: Any, kernel_defaults_unset: bool) -> Any:
     """``[tcp]`` or a flow, with what the testbed's hosts do whatever it says taken unset."""
     unset = dict.fromkeys(SIMULATOR_ONLY_TCP)
@@ -276,7 +280,8 @@ class Experiment:
                 key = run_id(s, backend, seed, self.profile if backend == "testbed" else None)
                 full = {**point, "replication": r}
                 if key in seen:
-                    raise _error("sweep", _show_point(full), f"expected points that differ: it resolves to the same run as {_show_point(seen[key])}")
+                    why = f" (on the testbed, which does not apply {', '.join(_TESTBED_IGNORES)})" if backend == "testbed" else ""
+                    raise _error("sweep", _show_point(full), f"expected points that differ: it resolves to the same run as {_show_point(seen[key])}{why}")
                 seen[key] = full
                 runs.append(Run(full, s, seed, backend, key))
         return runs
