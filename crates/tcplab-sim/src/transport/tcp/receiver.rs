@@ -435,21 +435,22 @@ mod tests {
         let (mut r, mut out) = linux_rx_past_quickack(rtt);
         // Segment 20 lost; 21.. arrive 120 µs apart (100 Mb/s). Three duplicate ACKs at once,
         // then the rest wait for the compressed-ACK timer: min(1 ms, RTT/20) + 100 µs of slack
-        // after the fourth.
+        // after the fourth, which fires after segment 29 (1.08 ms after segment 21).
         let t0 = 2 * rtt;
-        for (k, s) in (21..40).enumerate() {
+        for (k, s) in (21..30).enumerate() {
             r.on_data(&data_at(s, rtt), t0 + k as Nanos * 120_000, &mut out);
         }
         assert_eq!(out.len(), 3);
         assert!(out.iter().all(|a| a.ack == 20));
         let due = r.delack_timer.deadline.expect("compressed-ACK timer armed");
         assert_eq!(due, t0 + 3 * 120_000 + 1_100_000);
+        assert!(due > t0 + 8 * 120_000);
         r.on_delack(due, &mut out);
         assert_eq!(out.len(), 4);
-        assert_eq!(out[3].sack_blocks(), &[(21, 40)]);
+        assert_eq!(out[3].sack_blocks(), &[(21, 30)]);
         // The retransmission fills the only hole: an immediate ACK for everything.
         r.on_data(&data_at(20, rtt), due + 1, &mut out);
-        assert_eq!((out.len(), out[4].ack, out[4].n_sack), (5, 40, 0));
+        assert_eq!((out.len(), out[4].ack, out[4].n_sack), (5, 30, 0));
     }
 
     #[test]
