@@ -3,6 +3,18 @@
 
 use crate::time::Nanos;
 
+/// Linux's TCP timestamp clock: TSval counts milliseconds (`TCP_TS_HZ` = 1000; microsecond
+/// timestamps are an option Linux negotiates only when asked).
+pub const TS_TICK_NS: Nanos = 1_000_000;
+
+/// An RTT from an echoed timestamp as Linux measures it (`tcp_rtt_tsopt_us`): whole ticks of
+/// the timestamp clock between the echoed TSval and now, at least one. `ts_ecr_ns` is the
+/// echoed segment's send time; both ends of the difference are read on the millisecond clock,
+/// so a 25.13 ms path gives 25 ms 87% of the time and 26 ms otherwise.
+pub fn ts_rtt_ns(now: Nanos, ts_ecr_ns: Nanos) -> Nanos {
+    (now / TS_TICK_NS).saturating_sub(ts_ecr_ns / TS_TICK_NS).max(1) * TS_TICK_NS
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct RttEstimator {
     /// Smoothed RTT, ns; 0 before the first sample.
@@ -70,5 +82,18 @@ mod tests {
         assert_eq!(e.rto(0), 305 * NS_PER_MS);
         assert_eq!(e.rto(2), 1220 * NS_PER_MS);
         assert_eq!(e.rto(30), 120_000 * NS_PER_MS);
+    }
+
+    /// Linux `tcp_rtt_tsopt_us`: whole ticks of the millisecond timestamp clock between the
+    /// echoed TSval and now. A 25.13 ms path gives 25 ms when sent early in a tick, 26 ms late in
+    /// one (the testbed's BBR reports min_rtt 25.000 ms on such a path); never zero.
+    #[test]
+    fn timestamp_rtts_count_whole_milliseconds() {
+        let path = 25_130_000;
+        assert_eq!(ts_rtt_ns(500_000 + path, 500_000), 25 * NS_PER_MS);
+        assert_eq!(ts_rtt_ns(900_000 + path, 900_000), 26 * NS_PER_MS);
+        assert_eq!(ts_rtt_ns(7 * NS_PER_MS + path, 7 * NS_PER_MS), 25 * NS_PER_MS);
+        assert_eq!(ts_rtt_ns(3_200_000, 3_100_000), NS_PER_MS);
+        assert_eq!(ts_rtt_ns(3_000_000, 3_999_999), NS_PER_MS);
     }
 }

@@ -35,7 +35,7 @@
 //! Linux are listed in `docs/tcp.md`.
 
 use super::rate::{self, RateAcc};
-use super::rtt::RttEstimator;
+use super::rtt::{ts_rtt_ns, RttEstimator};
 use super::scoreboard::Scoreboard;
 use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
@@ -686,10 +686,14 @@ impl TcpSender {
         }
 
         // RTT: the segments' own send times (Karn: never retransmitted ones), else the echoed
-        // timestamp (RFC 7323 §4), as Linux `tcp_ack_update_rtt`.
+        // timestamp (RFC 7323 §4) in whole ticks of Linux's millisecond timestamp clock, as Linux
+        // `tcp_ack_update_rtt` and `tcp_rtt_tsopt_us`.
         let (seq_rtt, ca_rtt) = match (acked.first_xmit_ns, acked.last_xmit_ns) {
             (Some(f), Some(l)) if !acked.retrans_acked => (Some(now - f), Some(now - l)),
-            _ if una_advanced && self.timestamps && p.ts_ecr_ns > 0 => (Some(now - p.ts_ecr_ns), Some(now - p.ts_ecr_ns)),
+            _ if una_advanced && self.timestamps && p.ts_ecr_ns > 0 => {
+                let r = ts_rtt_ns(now, p.ts_ecr_ns);
+                (Some(r), Some(r))
+            }
             _ => (None, None),
         };
         if let Some(r) = seq_rtt {
