@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use super::rtt::ts_rtt_ns;
 use crate::ids::{FlowId, NodeId};
 use crate::measure::Histogram;
 use crate::net::packet::{Kind, Packet, MAX_SACK_BLOCKS};
@@ -151,8 +152,9 @@ impl TcpReceiver {
         }
         self.last_data_ns = Some(now);
         if self.timestamps && p.ts_ecr_ns > 0 {
-            // Linux `tcp_rcv_rtt_measure_ts`, smoothed 7/8 as `tcp_rcv_rtt_update`.
-            let m = now.saturating_sub(p.ts_ecr_ns);
+            // Linux `tcp_rcv_rtt_measure_ts` (whole ticks of the timestamp clock), smoothed 7/8
+            // as `tcp_rcv_rtt_update`.
+            let m = ts_rtt_ns(now, p.ts_ecr_ns);
             self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
         }
         if p.seq == self.rcv_nxt {
