@@ -1,8 +1,5 @@
-//! The event queue of (time, insertion sequence, event): a small array or a binary heap. Equal
+//! The event queue of (time, insertion sequence, event): a binary heap. Equal
 //! times pop in insertion order, so a run is a pure function of its spec and seed.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use crate::ids::{FlowId, LinkId, NodeId};
 use crate::time::Nanos;
@@ -34,127 +31,95 @@ struct Entry {
     ev: Event,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    /// Reversed: `BinaryHeap` is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
-    }
-}
-
 fn key(at: Nanos, seq: u64) -> u128 {
     (at as u128) << 64 | seq as u128
 }
 
-/// Pending events stay few in most runs: a dumbbell keeps about ten (one per busy link and pipe,
-/// one per armed timer), and a binary heap of ten mispredicts a branch on most levels of every
-/// pop. So while the queue holds at most `SMALL_MAX` events it is an unordered array whose
-/// earliest entry is found by a scan after each pop and kept at hand; above that it is a binary
-/// heap, until it falls below half of `SMALL_MAX`. Measured on bench/engine_*.json: Reno and
-/// CUBIC run 8% faster than with the heap alone, BBR (whose pacing keeps 10–15 events pending)
-/// as fast; with 16 or more as the limit BBR ran 7–16% slower.
-const SMALL_MAX: usize = 12;
-
-#[derive(Debug)]
-enum Store {
-    Small { items: Vec<Entry>, min: usize },
-    Heap(BinaryHeap<Entry>),
-}
-
+/// A binary min-heap on `key`, written out rather than `std::collections::BinaryHeap`: its `pop`
+/// stores the last entry at the root and reloads it at once in pieces of other widths, and the
+/// reload waits for the stores. In runs whose queue holds more than a few events (BBR's pacing
+/// keeps 10–15 pending) that one load was a sixth of the run time. A dumbbell keeps about ten
+/// events (one per busy link and pipe, one per armed timer); an unordered array for up to 4–12
+/// of them, tried in front of this heap, was no faster (bench/engine_*.json).
 #[derive(Debug)]
 pub struct EventQueue {
-    store: Store,
+    heap: Vec<Entry>,
     seq: u64,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
-        Self::with_capacity(SMALL_MAX)
+        Self::with_capacity(16)
     }
-}
-
-/// Index of the earliest entry (0 when empty).
-#[inline]
-fn earliest(items: &[Entry]) -> usize {
-    let mut best = 0;
-    let mut best_key = u128::MAX;
-    for (i, e) in items.iter().enumerate() {
-        if e.key < best_key {
-            best = i;
-            best_key = e.key;
-        }
-    }
-    best
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { store: Store::Small { items: Vec::with_capacity(n.max(SMALL_MAX)), min: 0 }, seq: 0 }
+        EventQueue { heap: Vec::with_capacity(n), seq: 0 }
     }
 
-    #[inline]
+    /// Always inlined: most callers build `ev` just before, and a call would pass it through
+    /// memory, stored in pieces and reloaded whole (another stalled load).
+    #[inline(always)]
     pub fn push(&mut self, at: Nanos, ev: Event) {
         self.seq += 1;
-        let e = Entry { key: key(at, self.seq), ev };
-        match &mut self.store {
-            Store::Small { items, min } => {
-                if items.len() == SMALL_MAX {
-                    let mut heap = BinaryHeap::from(std::mem::take(items));
-                    heap.push(e);
-                    self.store = Store::Heap(heap);
-                    return;
-                }
-                if items.get(*min).is_none_or(|m| e.key < m.key) {
-                    *min = items.len();
-                }
-                items.push(e);
-            }
-            Store::Heap(heap) => heap.push(e),
-        }
+        heap_push(&mut self.heap, Entry { key: key(at, self.seq), ev });
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        let e = match &mut self.store {
-            Store::Small { items, min } => {
-                if items.is_empty() {
-                    return None;
-                }
-                let e = items.swap_remove(*min);
-                *min = earliest(items);
-                e
-            }
-            Store::Heap(heap) => {
-                let e = heap.pop()?;
-                if heap.len() < SMALL_MAX / 2 {
-                    let items = std::mem::take(heap).into_vec();
-                    let min = earliest(&items);
-                    self.store = Store::Small { items, min };
-                }
-                e
-            }
-        };
+        let e = heap_pop(&mut self.heap)?;
         Some(((e.key >> 64) as Nanos, e.ev))
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        let e = match &self.store {
-            Store::Small { items, min } => items.get(*min)?,
-            Store::Heap(heap) => heap.peek()?,
-        };
-        Some((e.key >> 64) as Nanos)
+        self.heap.first().map(|e| (e.key >> 64) as Nanos)
     }
+}
+
+/// Add `e` to the min-heap `heap`: a hole moves up from the end to where `e` belongs.
+#[inline]
+fn heap_push(heap: &mut Vec<Entry>, e: Entry) {
+    let mut i = heap.len();
+    heap.push(e);
+    while i > 0 {
+        let parent = (i - 1) / 2;
+        if heap[parent].key <= e.key {
+            break;
+        }
+        heap[i] = heap[parent];
+        i = parent;
+    }
+    heap[i] = e;
+}
+
+/// Take the root of the min-heap `heap`. The last entry is held in registers while a hole moves
+/// down from the root to where it belongs, and is written once.
+#[inline]
+fn heap_pop(heap: &mut Vec<Entry>) -> Option<Entry> {
+    let last = heap.pop()?;
+    let Some(&top) = heap.first() else {
+        return Some(last);
+    };
+    let n = heap.len();
+    let mut i = 0;
+    loop {
+        let mut child = 2 * i + 1;
+        if child >= n {
+            break;
+        }
+        if child + 1 < n && heap[child + 1].key < heap[child].key {
+            child += 1;
+        }
+        if last.key <= heap[child].key {
+            break;
+        }
+        heap[i] = heap[child];
+        i = child;
+    }
+    heap[i] = last;
+    Some(top)
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 12);
@@ -177,10 +142,10 @@ mod tests {
         );
     }
 
-    /// Interleaved pushes and pops that take the queue from empty to well past `SMALL_MAX` and back,
+    /// Interleaved pushes and pops that take the queue from empty to dozens of events and back,
     /// many times, pop exactly what a sorted list of (time, insertion order) gives.
     #[test]
-    fn small_and_heap_forms_pop_the_same_order() {
+    fn pops_follow_time_then_insertion_order() {
         let mut q = EventQueue::default();
         let mut reference: Vec<(Nanos, u64)> = Vec::new();
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;
@@ -192,7 +157,7 @@ mod tests {
         };
         let (mut now, mut id, mut popped, mut max_len) = (0, 0_u64, 0, 0);
         for round in 0..20_000 {
-            // Phases of growth and shrinkage: the length crosses both switching points.
+            // Phases of growth and shrinkage, so the queue empties and refills.
             let push_bias = if (round / 500) % 2 == 0 { 3 } else { 1 };
             if next() % 4 < push_bias {
                 let at = now + next() % 50; // times repeat: ties must pop in insertion order
@@ -210,6 +175,6 @@ mod tests {
             max_len = max_len.max(reference.len());
             assert_eq!(q.peek_time(), reference.iter().min().map(|&(at, _)| at));
         }
-        assert!(max_len > 4 * SMALL_MAX && popped > 5_000, "max {max_len}, popped {popped}");
+        assert!(max_len > 48 && popped > 5_000, "max {max_len}, popped {popped}");
     }
 }
