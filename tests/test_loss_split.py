@@ -60,12 +60,13 @@ def test_replay_finds_the_simulators_drops(tmp_path: Path, capsys: pytest.Captur
         assert matched == inferred and drops == inferred, f"flow{flow}:\n{out}"
     # --acks: as the testbed's Linux hosts (docs/tcp.md), the senders end each burst (2 segments
     # at 20 Mb/s) with PSH and the receivers acknowledge every second segment and, at once, a
-    # burst's closing PSH segment: every one-segment ACK ends at one.
+    # burst's closing PSH segment: every one-segment ACK ends at one (they are 5-10% of the
+    # pure ACKs here, so at least 2% shows they happen).
     acks = {int(f): (float(p), dict((int(k), float(v)) for k, v in re.findall(r"(\d+):([\d.]+)", h)), int(e))
             for f, p, h, e in re.findall(r"flow(\d): PSH on ([\d.]+)% of data segments; segments per pure ACK ([\d: .]+); one-segment ACKs ending at a PSH segment (\d+)%", out)}
     assert set(acks) == {1, 2}, out
     for flow, (pushed, sizes, at_push) in acks.items():
-        assert 30 < pushed < 70 and sizes.get(1, 0) > 0.05 and sizes.get(1, 0) + sizes.get(2, 0) >= 0.95 and at_push == 100, f"flow{flow}: {sizes}\n{out}"
+        assert 30 < pushed < 70 and sizes.get(1, 0) >= 0.02 and sizes.get(1, 0) + sizes.get(2, 0) >= 0.95 and at_push == 100, f"flow{flow}: {sizes}\n{out}"
     assert re.search(r"episodes: \d+ \(\d+ both flows", out), out
 
 

@@ -47,8 +47,9 @@ pub struct RateAcc {
     pub xmit_ns: Nanos,
     pub seq: u32,
     pub is_retrans: bool,
-    /// Send time of the newest never-retransmitted segment SACKed by this ACK (Linux
-    /// `last_sackt`), for the RTT sample.
+    /// Send times of the oldest and the newest never-retransmitted segments SACKed by this ACK
+    /// (Linux `first_sackt` and `last_sackt`), for the RTT samples.
+    pub first_sackt_ns: Option<Nanos>,
     pub last_sackt_ns: Option<Nanos>,
 }
 
@@ -58,7 +59,7 @@ impl RateAcc {
     #[inline]
     pub fn delivered(&mut self, seq: u32, xmit_ns: Nanos, tx: &TxRate, retrans: bool) {
         if !self.valid || xmit_ns > self.xmit_ns || (xmit_ns == self.xmit_ns && seq > self.seq) {
-            *self = RateAcc { valid: true, tx: *tx, xmit_ns, seq, is_retrans: retrans, last_sackt_ns: self.last_sackt_ns };
+            *self = RateAcc { valid: true, tx: *tx, xmit_ns, seq, is_retrans: retrans, ..*self };
         }
     }
 }

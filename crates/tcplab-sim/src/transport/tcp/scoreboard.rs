@@ -374,8 +374,10 @@ impl Scoreboard {
                 self.rack.advance(s + i as u32, flags, xmit_ns, self.ack_now_ns, self.ack_min_rtt_ns);
             }
             if ever == 0 {
-                let t = self.rate.last_sackt_ns.get_or_insert(xmit_ns);
-                *t = (*t).max(xmit_ns);
+                let first = self.rate.first_sackt_ns.get_or_insert(xmit_ns);
+                *first = (*first).min(xmit_ns);
+                let last = self.rate.last_sackt_ns.get_or_insert(xmit_ns);
+                *last = (*last).max(xmit_ns);
             }
         }
         self.lost_out -= lost;

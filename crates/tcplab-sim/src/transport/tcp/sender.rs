@@ -154,7 +154,8 @@ pub struct TcpSender {
     /// RACK-TLP loss detection (the flow's `rack`).
     rack: bool,
     /// Min RTT over the newest delivered segment's RTT per ACK (Linux `tcp_min_rtt`, fed with
-    /// `ca_rtt`), for RACK; `rtt.min_rtt_ns` follows the oldest segment's (RFC 6298 sample).
+    /// `ca_rtt`), for RACK, the rate sample and the algorithms (`tp.min_rtt_ns`);
+    /// `rtt.min_rtt_ns` follows the oldest segment's (RFC 6298 sample).
     ca_min_rtt_ns: Nanos,
     /// Linux `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
     tlp_high_seq: Option<u32>,
@@ -685,21 +686,33 @@ impl TcpSender {
             self.sb.finish_ack();
         }
 
-        // RTT: the segments' own send times (Karn: never retransmitted ones), else the echoed
-        // timestamp (RFC 7323 §4) in whole ticks of Linux's millisecond timestamp clock, as Linux
-        // `tcp_ack_update_rtt` and `tcp_rtt_tsopt_us`.
-        let (seq_rtt, ca_rtt) = match (acked.first_xmit_ns, acked.last_xmit_ns) {
+        // RTT, as Linux `tcp_clean_rtx_queue` and `tcp_ack_update_rtt`. For srtt (`seq_rtt`): the
+        // oldest cumulatively acknowledged segment (Karn: none retransmitted), else the oldest
+        // never-retransmitted one this ACK SACKs, else, when the ACK advances snd_una, the echoed
+        // timestamp (RFC 7323 §4) in whole ticks of the millisecond timestamp clock
+        // (`tcp_rtt_tsopt_us`). For the algorithm, the rate sample and min RTT (`ca_rtt`): the
+        // newest such SACKed segment, else the newest acknowledged one, else the timestamp's.
+        let (mut seq_rtt, mut ca_rtt) = match (acked.first_xmit_ns, acked.last_xmit_ns) {
             (Some(f), Some(l)) if !acked.retrans_acked => (Some(now - f), Some(now - l)),
-            _ if una_advanced && self.timestamps && p.ts_ecr_ns > 0 => {
-                let r = ts_rtt_ns(now, p.ts_ecr_ns);
-                (Some(r), Some(r))
-            }
             _ => (None, None),
         };
+        if let (Some(first), Some(last)) = (self.sb.rate.first_sackt_ns, self.sb.rate.last_sackt_ns) {
+            seq_rtt = seq_rtt.or(Some(now - first));
+            ca_rtt = Some(now - last);
+        }
+        if seq_rtt.is_none() && una_advanced && self.timestamps && p.ts_ecr_ns > 0 {
+            let r = ts_rtt_ns(now, p.ts_ecr_ns);
+            (seq_rtt, ca_rtt) = (Some(r), Some(r));
+        }
         if let Some(r) = seq_rtt {
             self.rtt.sample(r);
             self.tp.srtt_ns = self.rtt.srtt_ns;
-            self.tp.min_rtt_ns = self.rtt.min_rtt_ns;
+        }
+        // Linux `tcp_update_rtt_min`: the min RTT the algorithms (`tcp_min_rtt`), RACK and the
+        // rate sample read.
+        if let Some(r) = ca_rtt {
+            self.ca_min_rtt_ns = self.ca_min_rtt_ns.min(r);
+            self.tp.min_rtt_ns = self.ca_min_rtt_ns;
         }
         if una_advanced {
             // RFC 6298 (5.7)-(5.3): a new ACK ends backoff and restarts the timer.
@@ -823,12 +836,8 @@ impl TcpSender {
         // Linux `tcp_rate_gen`; the sample's RTT is the newest segment's, SACKed ones included.
         let lost = self.sb.lost_total.wrapping_sub(prior_lost);
         self.tp.lost = self.sb.lost_total;
-        let rtt = self.sb.rate.last_sackt_ns.map(|t| now - t).or(ca_rtt);
-        if let Some(r) = rtt {
-            self.ca_min_rtt_ns = self.ca_min_rtt_ns.min(r);
-        }
         let acc = self.sb.rate;
-        let rs = rate::gen(&mut self.tp, &acc, delivered, lost, prior_in_flight, rtt, now, self.rtt.min_rtt_ns);
+        let rs = rate::gen(&mut self.tp, &acc, delivered, lost, prior_in_flight, ca_rtt, now, self.ca_min_rtt_ns);
         if self.cong_control {
             // For `cong_control`, in flight after the ACK (Linux reads `tcp_packets_in_flight`).
             self.tp.packets_in_flight = self.sb.in_flight();

@@ -1,0 +1,79 @@
+//! Which segment an ACK's RTT sample comes from, as Linux `tcp_clean_rtx_queue` and
+//! `tcp_ack_update_rtt` choose it: for srtt the oldest segment the ACK cumulatively acknowledges
+//! (none retransmitted, Karn), else the oldest never-retransmitted segment it newly SACKs, else,
+//! when it advances snd_una, the echoed timestamp in whole milliseconds; for the algorithm and
+//! the min RTT, the newest such segment.
+
+use tcplab_sim::ids::{FlowId, NodeId};
+use tcplab_sim::net::packet::{Kind, Packet};
+use tcplab_sim::rng::{Rng, Stream};
+use tcplab_sim::spec::{Recovery, TcpSpec};
+use tcplab_sim::time::Nanos;
+use tcplab_sim::transport::tcp::TcpSender;
+
+const MS: Nanos = 1_000_000;
+const US: Nanos = 1_000;
+
+fn sender() -> (TcpSender, Vec<Packet>) {
+    let mut spec = TcpSpec::new(0, 1);
+    spec.recovery = Recovery::Sack;
+    spec.timestamps = true;
+    spec.sack = true;
+    spec.init_cwnd_pkts = 10;
+    let mut s = TcpSender::new(FlowId(0), NodeId(1), &spec, Rng::stream(1, Stream::CongestionControl, 0));
+    let mut out = vec![];
+    s.start(0, &mut out);
+    assert_eq!(out.len(), 10, "the initial window leaves at 0");
+    (s, out)
+}
+
+fn ack(ack: u32, sack: &[(u32, u32)], ts_ecr_ns: Nanos) -> Packet {
+    let mut a = Packet::new(FlowId(0), NodeId(0), Kind::Ack, 52);
+    a.ack = ack;
+    for (slot, &b) in a.sack.iter_mut().zip(sack) {
+        *slot = b;
+    }
+    a.n_sack = sack.len() as u8;
+    a.ts_ecr_ns = ts_ecr_ns;
+    a
+}
+
+#[test]
+fn a_duplicate_ack_that_sacks_new_data_is_an_rtt_sample() {
+    let (mut s, mut out) = sender();
+    // Segment 0 is lost; at 100.3 ms an ACK of 0 SACKs 1-2, sent at 0: srtt takes 100.3 ms,
+    // where an ACK that advances nothing would give no sample from the timestamp.
+    s.on_ack(&ack(0, &[(1, 3)], 1), 100 * MS + 300 * US, &mut out);
+    assert_eq!(s.rtt.srtt_ns, 100 * MS + 300 * US);
+    assert_eq!(s.tp.min_rtt_ns, 100 * MS + 300 * US);
+}
+
+#[test]
+fn an_ack_of_retransmitted_data_takes_the_sacked_segments_rtt_before_the_timestamp() {
+    let (mut s, mut out) = sender();
+    // Three duplicate ACKs SACK 1-3 (RTT 100 ms): fast retransmit of 0.
+    for (t, end) in [(100, 2), (101, 3), (102, 4)] {
+        s.on_ack(&ack(0, &[(1, end)], 1), t * MS, &mut out);
+    }
+    let srtt = s.rtt.srtt_ns;
+    assert!(srtt > 0);
+    // At 250.4 ms an ACK of 0-4 (0 retransmitted: no RTT from it, Karn) also SACKs 5-6, sent at 0:
+    // the sample is 250.4 ms from the SACKed segments, not the timestamp's whole milliseconds
+    // echoed from the retransmission.
+    let ts_of_retransmission = 102 * MS;
+    s.on_ack(&ack(4, &[(5, 7)], ts_of_retransmission), 250 * MS + 400 * US, &mut out);
+    let r = 250 * MS + 400 * US;
+    assert_eq!(s.rtt.srtt_ns, (7 * srtt + r) / 8);
+}
+
+#[test]
+fn without_sacked_segments_an_ack_of_retransmitted_data_takes_the_timestamp() {
+    let (mut s, mut out) = sender();
+    for (t, end) in [(100, 2), (101, 3), (102, 4)] {
+        s.on_ack(&ack(0, &[(1, end)], 1), t * MS, &mut out);
+    }
+    let srtt = s.rtt.srtt_ns;
+    // An ACK of 0-4 only, 100.7 ms after the retransmission's timestamp: 100 ms (whole ticks).
+    s.on_ack(&ack(4, &[], 102 * MS), 202 * MS + 700 * US, &mut out);
+    assert_eq!(s.rtt.srtt_ns, (7 * srtt + 100 * MS) / 8);
+}
