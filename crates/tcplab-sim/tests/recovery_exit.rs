@@ -39,3 +39,58 @@ fn leaving_recovery_does_not_credit_the_sacked_segments_again() {
     let most = cwnd[end..end + 30].iter().fold(0.0f64, |m, &c| m.max(c)) / MSS;
     assert!(most <= s + 1.0, "in the 150 ms after recovery cwnd reached {most}, ssthresh {s}");
 }
+
+/// Linux `tcp_init_cwnd_reduction` starts the count of segments acknowledged towards the next
+/// increase again (`snd_cwnd_cnt = 0`): what was counted before the loss earns nothing after it.
+/// Here nine ACKs in congestion avoidance at cwnd 10 leave the count at 9; the loss of segment 9
+/// halves cwnd to 5, the ACK that ends recovery leaves it at 5, and so do the next four ACKs of one
+/// segment each. With the count carried over, cwnd rose to 6 at the second of them.
+#[test]
+fn the_count_towards_the_next_increase_starts_again_at_a_loss() {
+    use tcplab_sim::ids::{FlowId, NodeId};
+    use tcplab_sim::net::packet::{Kind, Packet};
+    use tcplab_sim::rng::{Rng, Stream};
+    use tcplab_sim::transport::tcp::TcpSender;
+
+    let mut t = TcpSpec::new(0, 1);
+    t.recovery = Recovery::Sack;
+    t.prr = false;
+    t.rack = false;
+    t.init_cwnd_pkts = 10;
+    let mut s = TcpSender::new(FlowId(0), NodeId(1), &t, Rng::stream(1, Stream::CongestionControl, 0));
+    s.tp.snd_ssthresh = 10; // congestion avoidance from the start
+    let mut out = vec![];
+    s.start(0, &mut out);
+    let ack = |ack: u32, sack: Option<(u32, u32)>| {
+        let mut a = Packet::new(FlowId(0), NodeId(0), Kind::Ack, 52);
+        a.ack = ack;
+        if let Some(b) = sack {
+            a.sack[0] = b;
+            a.n_sack = 1;
+        }
+        a
+    };
+    let mut now = 100 * MS;
+    for i in 1..=9 {
+        now += 10_000;
+        s.on_ack(&ack(i, None), now, &mut out);
+    }
+    assert_eq!((s.tp.snd_cwnd, s.tp.snd_cwnd_cnt), (10, 9));
+    // Segment 9 is lost; 10-18 arrive and are SACKed; the third duplicate ACK starts recovery.
+    for end in [12, 14, 16, 19] {
+        now += 10_000;
+        s.on_ack(&ack(9, Some((10, end))), now, &mut out);
+    }
+    assert_eq!(s.tp.snd_ssthresh, 5);
+    assert!(out.iter().any(|p| p.retrans && p.seq == 9), "segment 9 retransmitted");
+    // The retransmission arrives: everything up to 19 is acknowledged, and recovery ends.
+    now += 100 * MS;
+    s.on_ack(&ack(19, None), now, &mut out);
+    assert_eq!(s.tp.snd_cwnd, 5, "cwnd leaves recovery at ssthresh");
+    // The next ACKs, one segment each, count from nothing: four of them earn no increase yet.
+    for a in 20..24 {
+        now += 10_000;
+        s.on_ack(&ack(a, None), now, &mut out);
+        assert_eq!(s.tp.snd_cwnd, 5, "after the ACK of {a}: count {}", s.tp.snd_cwnd_cnt);
+    }
+}

@@ -566,7 +566,11 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.stats.recoveries += 1;
+        // Linux `tcp_init_cwnd_reduction`: the count of segments acknowledged towards the next
+        // increase starts again, so the window leaves recovery at ssthresh and the ACKs counted
+        // before the loss (up to a whole window of them) earn no increase after it.
         self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.tp.snd_cwnd_cnt = 0;
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
         self.recover = self.snd_nxt;
         self.recover_set = true;
@@ -578,7 +582,6 @@ impl TcpSender {
                 // outstanding (go-back-N) — no SACK information to skip what arrived.
                 self.set_state(CaState::Loss);
                 self.tp.snd_cwnd = 1;
-                self.tp.snd_cwnd_cnt = 0;
                 self.sb.mark_all_lost();
             }
             Recovery::Reno | Recovery::Newreno => {
