@@ -47,29 +47,14 @@ fn leaving_recovery_does_not_credit_the_sacked_segments_again() {
 /// segment each. With the count carried over, cwnd rose to 6 at the second of them.
 #[test]
 fn the_count_towards_the_next_increase_starts_again_at_a_loss() {
-    use tcplab_sim::ids::{FlowId, NodeId};
-    use tcplab_sim::net::packet::{Kind, Packet};
-    use tcplab_sim::rng::{Rng, Stream};
-    use tcplab_sim::transport::tcp::TcpSender;
-
     let mut t = TcpSpec::new(0, 1);
-    t.recovery = Recovery::Sack;
     t.prr = false;
     t.rack = false;
     t.init_cwnd_pkts = 10;
-    let mut s = TcpSender::new(FlowId(0), NodeId(1), &t, Rng::stream(1, Stream::CongestionControl, 0));
-    s.tp.snd_ssthresh = 10; // congestion avoidance from the start
-    let mut out = vec![];
-    s.start(0, &mut out);
-    let ack = |ack: u32, sack: Option<(u32, u32)>| {
-        let mut a = Packet::new(FlowId(0), NodeId(0), Kind::Ack, 52);
-        a.ack = ack;
-        if let Some(b) = sack {
-            a.sack[0] = b;
-            a.n_sack = 1;
-        }
-        a
-    };
+    let (mut s, mut out) = lone_sender(t);
+    // Congestion avoidance from the start: the initial window is acknowledged segment by segment.
+    s.tp.snd_ssthresh = 10;
+    let ack = |a: u32, sack: Option<(u32, u32)>| ack_packet(a, sack.as_slice(), 0);
     let mut now = 100 * MS;
     for i in 1..=9 {
         now += 10_000;

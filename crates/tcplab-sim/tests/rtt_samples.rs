@@ -4,38 +4,24 @@
 //! when it advances snd_una, the echoed timestamp in whole milliseconds; for the algorithm and
 //! the min RTT, the newest such segment.
 
-use tcplab_sim::ids::{FlowId, NodeId};
-use tcplab_sim::net::packet::{Kind, Packet};
-use tcplab_sim::rng::{Rng, Stream};
-use tcplab_sim::spec::{Recovery, TcpSpec};
+use tcplab_sim::net::packet::Packet;
+use tcplab_sim::spec::TcpSpec;
 use tcplab_sim::time::Nanos;
 use tcplab_sim::transport::tcp::TcpSender;
+
+mod common;
+use common::{ack_packet as ack, lone_sender};
 
 const MS: Nanos = 1_000_000;
 const US: Nanos = 1_000;
 
 fn sender() -> (TcpSender, Vec<Packet>) {
     let mut spec = TcpSpec::new(0, 1);
-    spec.recovery = Recovery::Sack;
     spec.timestamps = true;
-    spec.sack = true;
     spec.init_cwnd_pkts = 10;
-    let mut s = TcpSender::new(FlowId(0), NodeId(1), &spec, Rng::stream(1, Stream::CongestionControl, 0));
-    let mut out = vec![];
-    s.start(0, &mut out);
+    let (s, out) = lone_sender(spec);
     assert_eq!(out.len(), 10, "the initial window leaves at 0");
     (s, out)
-}
-
-fn ack(ack: u32, sack: &[(u32, u32)], ts_ecr_ns: Nanos) -> Packet {
-    let mut a = Packet::new(FlowId(0), NodeId(0), Kind::Ack, 52);
-    a.ack = ack;
-    for (slot, &b) in a.sack.iter_mut().zip(sack) {
-        *slot = b;
-    }
-    a.n_sack = sack.len() as u8;
-    a.ts_ecr_ns = ts_ecr_ns;
-    a
 }
 
 #[test]

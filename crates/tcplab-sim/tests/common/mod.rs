@@ -90,3 +90,30 @@ pub fn jain(x: &[f64]) -> f64 {
 pub fn goodput_ceiling_mbps(rate_bps: u64) -> f64 {
     rate_bps as f64 * MSS / 1500.0 / 1e6
 }
+
+/// A SACK sender on its own (no network), flow 0 to node 1, that has sent its initial window at
+/// time 0 (returned): for tests that feed it ACKs by hand.
+pub fn lone_sender(mut spec: tcplab_sim::spec::TcpSpec) -> (tcplab_sim::transport::tcp::TcpSender, Vec<tcplab_sim::net::packet::Packet>) {
+    use tcplab_sim::ids::{FlowId, NodeId};
+    use tcplab_sim::rng::{Rng, Stream};
+    spec.recovery = tcplab_sim::spec::Recovery::Sack;
+    spec.sack = true;
+    let mut s = tcplab_sim::transport::tcp::TcpSender::new(FlowId(0), NodeId(1), &spec, Rng::stream(1, Stream::CongestionControl, 0));
+    let mut out = vec![];
+    s.start(0, &mut out);
+    (s, out)
+}
+
+/// An ACK of everything below segment `ack`, with SACK blocks `sack` and the echoed timestamp
+/// `ts_ecr_ns` (0: none).
+pub fn ack_packet(ack: u32, sack: &[(u32, u32)], ts_ecr_ns: u64) -> tcplab_sim::net::packet::Packet {
+    use tcplab_sim::ids::{FlowId, NodeId};
+    let mut a = tcplab_sim::net::packet::Packet::new(FlowId(0), NodeId(0), tcplab_sim::net::packet::Kind::Ack, 52);
+    a.ack = ack;
+    for (slot, &b) in a.sack.iter_mut().zip(sack) {
+        *slot = b;
+    }
+    a.n_sack = sack.len() as u8;
+    a.ts_ecr_ns = ts_ecr_ns;
+    a
+}
