@@ -288,7 +288,9 @@ pub struct TcpCcView {
     pub mss_bytes: u32,
     /// Smoothed RTT, ns (0 before the first sample).
     pub srtt_ns: Nanos,
-    /// Minimum RTT seen, ns (`Nanos::MAX` before the first sample).
+    /// Minimum RTT seen, ns (`Nanos::MAX` before the first sample): Linux `tcp_min_rtt`, over
+    /// the newest delivered segment's RTT per ACK, SACKed ones first. RACK, the rate sample and
+    /// TSO sizing read it too.
     pub min_rtt_ns: Nanos,
     /// Oldest unacknowledged segment (Linux `snd_una`, in segments).
     pub snd_una: u32,

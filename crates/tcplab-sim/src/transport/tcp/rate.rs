@@ -85,8 +85,8 @@ pub fn check_app_limited(tp: &mut TcpCcView, in_flight: u32) {
 }
 
 /// Build the ACK's sample (Linux `tcp_rate_gen`). `delivered`/`lost`: segments newly delivered /
-/// marked lost by the ACK (already added to `tp.delivered` / `tp.lost`); `min_rtt_ns`: the
-/// connection's minimum RTT (`Nanos::MAX` before any sample).
+/// marked lost by the ACK (already added to `tp.delivered` / `tp.lost`). A sample whose interval
+/// is shorter than `tp.min_rtt_ns` (Linux `tcp_min_rtt`) is not valid.
 pub fn gen(
     tp: &mut TcpCcView,
     acc: &RateAcc,
@@ -95,7 +95,6 @@ pub fn gen(
     prior_in_flight: u32,
     rtt_ns: Option<Nanos>,
     now: Nanos,
-    min_rtt_ns: Nanos,
 ) -> RateSample {
     // Clear the app-limited mark once the bubble has been delivered.
     if tp.app_limited != 0 && (tp.delivered.wrapping_sub(tp.app_limited) as i32) > 0 {
@@ -126,7 +125,7 @@ pub fn gen(
     let interval = rs.snd_interval_ns.max(rs.rcv_interval_ns);
     // An interval shorter than min RTT means ACK compression or a retransmission's ambiguity:
     // no valid rate (Linux: "interval_us < tcp_min_rtt").
-    rs.interval_ns = if (interval as u64) < min_rtt_ns { -1 } else { interval };
+    rs.interval_ns = if (interval as u64) < tp.min_rtt_ns { -1 } else { interval };
     rs
 }
 
@@ -142,6 +141,7 @@ mod tests {
     #[test]
     fn samples_follow_the_draft_on_a_hand_computed_sequence() {
         let mut tp = TcpCcView::new(10, 1000);
+        tp.min_rtt_ns = 500 * US;
         let mut sb = Scoreboard::new(16);
         // t = 0: 4 segments leave back to back at 0, 10, 20, 30 µs (from idle: clocks reset to 0).
         for i in 0..4u64 {
@@ -152,7 +152,7 @@ mod tests {
 
         // t = 1000 µs: an ACK for segments 0 and 1. Newest delivered = seg 1 (sent at 10 µs):
         // delivered = 2 − 0 = 2; snd = 10 − 0 = 10 µs; rcv = 1000 − 0 = 1000 µs → interval 1000 µs.
-        let rs = ack(&mut tp, &mut sb, 2, 1000 * US, 500 * US);
+        let rs = ack(&mut tp, &mut sb, 2, 1000 * US);
         assert_eq!((rs.delivered, rs.interval_ns, rs.snd_interval_ns, rs.rcv_interval_ns), (2, 1000 * US as i64, 10 * US as i64, 1000 * US as i64));
         assert_eq!((rs.prior_delivered, rs.acked_sacked, rs.prior_in_flight), (0, 2, 4));
         // 2 segments of 1000 B in 1 ms = 16 Mb/s.
@@ -170,7 +170,7 @@ mod tests {
         sb.rate = RateAcc::default();
         let newly = sb.sack(4, 5, 0);
         tp.delivered += newly;
-        let rs = gen(&mut tp, &sb.rate, newly, 0, 3, None, 1500 * US, 500 * US);
+        let rs = gen(&mut tp, &sb.rate, newly, 0, 3, None, 1500 * US);
         assert_eq!((rs.delivered, rs.interval_ns, rs.prior_delivered), (1, 990 * US as i64, 2));
         // 500 µs since it was sent.
         assert_eq!(sb.rate.last_sackt_ns, Some(1000 * US));
@@ -178,13 +178,13 @@ mod tests {
         // t = 1600 µs: cumulative ACK of 2..5. Segment 4 was counted when SACKed and is skipped;
         // of 2 and 3, the newest is 3 (sent at 30 µs with delivered 0):
         // delivered = 5 − 0 = 5; snd = 30 − 0 = 30; rcv = 1600 − 0 = 1600 µs.
-        let rs = ack(&mut tp, &mut sb, 5, 1600 * US, 500 * US);
+        let rs = ack(&mut tp, &mut sb, 5, 1600 * US);
         assert_eq!((rs.delivered, rs.interval_ns, rs.acked_sacked), (5, 1600 * US as i64, 2));
 
         // An interval shorter than min RTT is invalid.
         let tx = on_send(&mut tp, sb.packets_out(), 2000 * US);
         sb.push(2000 * US, tx);
-        let rs = ack(&mut tp, &mut sb, 6, 2100 * US, 500 * US);
+        let rs = ack(&mut tp, &mut sb, 6, 2100 * US);
         assert_eq!((rs.delivered, rs.interval_ns), (1, -1));
     }
 
@@ -198,10 +198,11 @@ mod tests {
         assert!(tx.is_app_limited);
         // Delivering up to 104 keeps the mark; past it clears it.
         tp.delivered = 104;
-        gen(&mut tp, &RateAcc::default(), 4, 0, 4, None, 1, 0);
+        tp.min_rtt_ns = 0;
+        gen(&mut tp, &RateAcc::default(), 4, 0, 4, None, 1);
         assert_eq!(tp.app_limited, 104);
         tp.delivered = 105;
-        gen(&mut tp, &RateAcc::default(), 1, 0, 1, None, 2, 0);
+        gen(&mut tp, &RateAcc::default(), 1, 0, 1, None, 2);
         assert_eq!(tp.app_limited, 0);
         // A full window is not app-limited.
         check_app_limited(&mut tp, 10);
@@ -212,12 +213,12 @@ mod tests {
         sb.tx_rate(seq).expect("in window")
     }
 
-    fn ack(tp: &mut TcpCcView, sb: &mut Scoreboard, to: u32, now: Nanos, min_rtt: Nanos) -> RateSample {
+    fn ack(tp: &mut TcpCcView, sb: &mut Scoreboard, to: u32, now: Nanos) -> RateSample {
         let prior_in_flight = sb.in_flight();
         sb.rate = RateAcc::default();
         let a = sb.ack(to);
         let newly = a.not_sacked;
         tp.delivered += newly;
-        gen(tp, &sb.rate, newly, 0, prior_in_flight, None, now, min_rtt)
+        gen(tp, &sb.rate, newly, 0, prior_in_flight, None, now)
     }
 }

@@ -21,7 +21,6 @@ pub struct RttEstimator {
     pub srtt_ns: Nanos,
     /// RTT variation, ns.
     pub rttvar_ns: Nanos,
-    pub min_rtt_ns: Nanos,
     min_rto_ns: Nanos,
     max_rto_ns: Nanos,
     /// Current RTO before backoff.
@@ -30,7 +29,7 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(initial_rto_ns: Nanos, min_rto_ns: Nanos, max_rto_ns: Nanos) -> Self {
-        RttEstimator { srtt_ns: 0, rttvar_ns: 0, min_rtt_ns: Nanos::MAX, min_rto_ns, max_rto_ns, rto_ns: initial_rto_ns }
+        RttEstimator { srtt_ns: 0, rttvar_ns: 0, min_rto_ns, max_rto_ns, rto_ns: initial_rto_ns }
     }
 
     /// RFC 6298 (2.2) for the first measurement, (2.3) afterwards: rttvar = 3/4 rttvar + 1/4 |srtt − R|,
@@ -39,7 +38,6 @@ impl RttEstimator {
     /// RFC 6298 (2.4) does, so an RTT of 100 ms gives an RTO of about 300 ms, as in Linux.
     pub fn sample(&mut self, r: Nanos) {
         let r = r.max(1);
-        self.min_rtt_ns = self.min_rtt_ns.min(r);
         if self.srtt_ns == 0 {
             self.srtt_ns = r;
             self.rttvar_ns = r / 2;

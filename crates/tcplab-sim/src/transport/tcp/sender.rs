@@ -153,10 +153,6 @@ pub struct TcpSender {
     pub xmit_timer: XmitTimer,
     /// RACK-TLP loss detection (the flow's `rack`).
     rack: bool,
-    /// Min RTT over the newest delivered segment's RTT per ACK (Linux `tcp_min_rtt`, fed with
-    /// `ca_rtt`), for RACK, the rate sample and the algorithms (`tp.min_rtt_ns`);
-    /// `rtt.min_rtt_ns` follows the oldest segment's (RFC 6298 sample).
-    ca_min_rtt_ns: Nanos,
     /// Linux `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
     tlp_high_seq: Option<u32>,
     /// The outstanding probe was a retransmission (Linux `tlp_retrans`).
@@ -211,7 +207,6 @@ impl TcpSender {
             rto_timer: TimerSlot::default(),
             xmit_timer: XmitTimer::Rto,
             rack: spec.rack,
-            ca_min_rtt_ns: Nanos::MAX,
             tlp_high_seq: None,
             tlp_retrans: false,
             pace_timer: TimerSlot::default(),
@@ -318,7 +313,7 @@ impl TcpSender {
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Loss) || self.sb.sacked_out >= DUPTHRESH || self.rtt.srtt_ns == 0 {
             0
         } else {
-            (self.ca_min_rtt_ns / 4).min(self.rtt.srtt_ns)
+            (self.tp.min_rtt_ns / 4).min(self.rtt.srtt_ns)
         }
     }
 
@@ -466,7 +461,7 @@ impl TcpSender {
     fn tso_segs(&self) -> u32 {
         let rate_bps = if self.paced { self.tp.pacing_rate_bps } else { self.sizing_rate_bps };
         let mut bytes = if rate_bps == 0 { u64::MAX } else { (rate_bps / 8) >> TSO_PACING_SHIFT };
-        let r = (self.ca_min_rtt_ns / 1000) >> TSO_RTT_LOG;
+        let r = (self.tp.min_rtt_ns / 1000) >> TSO_RTT_LOG;
         if r < 32 {
             bytes = bytes.saturating_add(GSO_MAX_BYTES >> r);
         }
@@ -669,7 +664,7 @@ impl TcpSender {
         let prior_lost = self.sb.lost_total;
         self.sb.rate = RateAcc::default();
         if self.rack {
-            self.sb.set_ack_context(now, self.ca_min_rtt_ns, if self.timestamps { p.ts_ecr_ns } else { 0 });
+            self.sb.set_ack_context(now, self.tp.min_rtt_ns, if self.timestamps { p.ts_ecr_ns } else { 0 });
         }
         let acked = self.sb.ack(p.ack);
         let una_advanced = acked.segs > 0;
@@ -714,8 +709,7 @@ impl TcpSender {
         // Linux `tcp_update_rtt_min`: the min RTT the algorithms (`tcp_min_rtt`), RACK and the
         // rate sample read.
         if let Some(r) = ca_rtt {
-            self.ca_min_rtt_ns = self.ca_min_rtt_ns.min(r);
-            self.tp.min_rtt_ns = self.ca_min_rtt_ns;
+            self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(r);
         }
         if una_advanced {
             // RFC 6298 (5.7)-(5.3): a new ACK ends backoff and restarts the timer.
@@ -840,7 +834,7 @@ impl TcpSender {
         let lost = self.sb.lost_total.wrapping_sub(prior_lost);
         self.tp.lost = self.sb.lost_total;
         let acc = self.sb.rate;
-        let rs = rate::gen(&mut self.tp, &acc, delivered, lost, prior_in_flight, ca_rtt, now, self.ca_min_rtt_ns);
+        let rs = rate::gen(&mut self.tp, &acc, delivered, lost, prior_in_flight, ca_rtt, now);
         if self.cong_control {
             // For `cong_control`, in flight after the ACK (Linux reads `tcp_packets_in_flight`).
             self.tp.packets_in_flight = self.sb.in_flight();
