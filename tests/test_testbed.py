@@ -139,15 +139,17 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
     # Each sender namespace's stack counters over the run: it sent the segments the router saw,
     # give or take a few packets of the control connection and the calibration (Linux's OutSegs
     # leaves retransmissions out, as RFC 1213's tcpOutSegs does: they are RetransSegs), the drops
-    # were repaired by retransmissions, and the flows table's RTOs and recoveries are those
-    # counters.
+    # were repaired by retransmissions (all but those in the last RTTs before iperf3 stops: a run
+    # once counted 859 drops and 858 retransmissions), and the flows table's RTOs and recoveries
+    # are those counters.
     counters = info["kernel_counters"]
     assert len(counters) == 2
     for i, c in enumerate(counters):
         sent = quick.flows["sent_pkts"].iloc[i]
         stack = c["Tcp.OutSegs"] + c.get("Tcp.RetransSegs", 0)
         assert abs(stack - sent) <= 100, (c["Tcp.OutSegs"], c.get("Tcp.RetransSegs", 0), sent)
-        assert c.get("Tcp.RetransSegs", 0) >= quick.flows["dropped_pkts"].iloc[i] > 0
+        dropped = quick.flows["dropped_pkts"].iloc[i]
+        assert c.get("Tcp.RetransSegs", 0) >= dropped - 20 and dropped > 0, (c.get("Tcp.RetransSegs", 0), dropped)
         assert quick.flows["rto_count"].iloc[i] == c.get("TcpExt.TCPTimeouts", 0)
         assert quick.flows["recoveries"].iloc[i] == c.get("TcpExt.TCPSackRecovery", 0) + c.get("TcpExt.TCPRenoRecovery", 0) >= 1
 
