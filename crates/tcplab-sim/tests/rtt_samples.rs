@@ -34,13 +34,19 @@ fn a_duplicate_ack_that_sacks_new_data_is_an_rtt_sample() {
     assert_eq!(s.tp.min_rtt_ns, 100 * MS + 300 * US);
 }
 
-#[test]
-fn an_ack_of_retransmitted_data_takes_the_sacked_segments_rtt_before_the_timestamp() {
+/// The sender after three duplicate ACKs SACKed 1-3 (RTT 100 ms) at 100-102 ms: segment 0 is
+/// retransmitted at 102 ms.
+fn sender_after_fast_retransmit() -> (TcpSender, Vec<Packet>) {
     let (mut s, mut out) = sender();
-    // Three duplicate ACKs SACK 1-3 (RTT 100 ms): fast retransmit of 0.
     for (t, end) in [(100, 2), (101, 3), (102, 4)] {
         s.on_ack(&ack(0, &[(1, end)], 1), t * MS, &mut out);
     }
+    (s, out)
+}
+
+#[test]
+fn an_ack_of_retransmitted_data_takes_the_sacked_segments_rtt_before_the_timestamp() {
+    let (mut s, mut out) = sender_after_fast_retransmit();
     let srtt = s.rtt.srtt_ns;
     assert!(srtt > 0);
     // At 250.4 ms an ACK of 0-4 (0 retransmitted: no RTT from it, Karn) also SACKs 5-6, sent at 0:
@@ -54,10 +60,7 @@ fn an_ack_of_retransmitted_data_takes_the_sacked_segments_rtt_before_the_timesta
 
 #[test]
 fn without_sacked_segments_an_ack_of_retransmitted_data_takes_the_timestamp() {
-    let (mut s, mut out) = sender();
-    for (t, end) in [(100, 2), (101, 3), (102, 4)] {
-        s.on_ack(&ack(0, &[(1, end)], 1), t * MS, &mut out);
-    }
+    let (mut s, mut out) = sender_after_fast_retransmit();
     let srtt = s.rtt.srtt_ns;
     // An ACK of 0-4 only, 100.7 ms after the retransmission's timestamp: 100 ms (whole ticks).
     s.on_ack(&ack(4, &[], 102 * MS), 202 * MS + 700 * US, &mut out);
