@@ -1,7 +1,8 @@
 """Move a results store's testbed runs to the run keys tcplab gives them now.
 
 tcplab keys a testbed run's ``[tcp]`` settings that ask for the kernel's own behaviour
-(``prr``, ``rack``, ``sack_compression`` = true: ``tcplab.experiment.KERNEL_DEFAULT_TCP``) as
+(``prr``, ``rack``, ``sack_compression``, ``rcvbuf_autotuning`` = true:
+``tcplab.experiment.KERNEL_DEFAULT_TCP``) as
 unset, so that an experiment that writes them out for the simulator resumes a store of runs made
 without them. Stores written before that hold those runs under their old keys; this script gives
 each run whose stored key is its old key (its stored scenario, seed and stack profile hashed the

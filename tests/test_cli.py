@@ -155,3 +155,12 @@ def test_the_installed_command(tmp_path: Path) -> None:
     assert not csv.exists()
     ok = subprocess.run([sys.executable, "-m", "tcplab.cli", *SHORT], capture_output=True, text=True)
     assert ok.returncode == 0 and "JFI" in ok.stdout
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    # `tcplab variants | head -1`: the reader closes the pipe before tcplab writes.
+    p = subprocess.Popen([sys.executable, "-m", "tcplab", "variants"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait() == 1 and err == "", err

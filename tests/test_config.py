@@ -38,7 +38,7 @@ LINUX_TCP = {
 
 def test_reference_scenario_lowers_to_the_engine_spec(reference_data: dict) -> None:
     spec = Scenario.model_validate(reference_data).to_engine_spec()
-    newreno = {"kind": "tcp", "cc": "reno", "cc_profile": "linux", "cc_params": {}, "recovery": "newreno", "prr": False, "rack": False, "tso": False, "sack": False, "sack_compression": False, "stop_ns": None, **LINUX_TCP}
+    newreno = {"kind": "tcp", "cc": "reno", "cc_profile": "linux", "cc_params": {}, "recovery": "newreno", "prr": False, "rack": False, "tso": False, "sack": False, "sack_compression": False, "rcvbuf_autotuning": False, "stop_ns": None, **LINUX_TCP}
     assert spec == {
         "seed": 1,
         "duration_ns": 300 * S,

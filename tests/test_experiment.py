@@ -126,16 +126,17 @@ def test_run_ids_follow_the_parameters_only() -> None:
     far = r.scenario.override({"topology.access_delay": "1ms"})
     assert run_id(far, "testbed", r.seed, "tuned") != run_id(r.scenario, "testbed", r.seed, "tuned")
     # And so, on the testbed only, is asking for what its kernel does unasked: PRR, RACK-TLP, SACK
-    # compression written out as true, in [tcp] or in a flow; false is another run.
+    # compression, receive-buffer autotuning written out as true, in [tcp] or in a flow; false is
+    # another run.
     # (RACK needs SACK recovery: flow 2 of this run is `sack`.)
     sack = next(x for x in runs if x.scenario.flows[1].variant == "sack")
     testbed = run_id(sack.scenario, "testbed", sack.seed, "tuned")
-    for setting in ("tcp.prr", "tcp.sack_compression", "flows[0].prr", "flows[1].rack", "flows[1].sack_compression"):
+    for setting in ("tcp.prr", "tcp.sack_compression", "tcp.rcvbuf_autotuning", "flows[0].prr", "flows[1].rack", "flows[1].sack_compression"):
         asked = sack.scenario.override({setting: True})
         assert run_id(asked, "sim", sack.seed) != sack.run_id, setting
         assert run_id(asked, "testbed", sack.seed, "tuned") == testbed, setting
         assert run_id(asked, "testbed", sack.seed, "tuned", kernel_defaults_unset=False) != testbed, setting
-    for setting in ("tcp.sack_compression", "flows[1].rack"):
+    for setting in ("tcp.sack_compression", "tcp.rcvbuf_autotuning", "flows[1].rack"):
         assert run_id(sack.scenario.override({setting: False}), "testbed", sack.seed, "tuned") != testbed, setting
     # The same parameters written another way (a list instead of a range) give the same keys.
     data = small()

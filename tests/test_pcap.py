@@ -243,3 +243,20 @@ def test_a_udp_flow_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(tcplab.ScenarioError, match="a TCP flow"):
         pcap.resolve_flow(s, "flow1")
+
+
+def test_acks_carry_the_autotuned_window(scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # With rcvbuf_autotuning the receiver's window opens from the SYN's 64 KB as Linux's does; each
+    # ACK's window field carries it, scaled by 7 (6 MB rwnd), and tshark reads it back.
+    tuned = tmp_path / "tuned.toml"
+    tuned.write_text(scenario_file.read_text().replace('variant = "sack"\n', 'variant = "sack"\nrcvbuf_autotuning = true\n', 1))
+    path = write(tuned, "sender", tmp_path, capsys)
+    acks = tshark(path, "tcp.ack_raw", "tcp.window_size", where="tcp.len == 0", prefs=("tcp.default_window_scaling:7",))
+    window = acks["tcp.window_size"].astype(int).to_numpy()
+    edge = acks["tcp.ack_raw"].astype(int).to_numpy() + window
+    # The first ACK (for two segments: this receiver ACKs every second one) offers 65160 B plus
+    # 2 MSS a segment, in 128-byte units; the buffer then grows past its first 128 KB (a window
+    # of 81920 B); the offered right edge never moves back.
+    assert window[0] == 71_040, window[:10]
+    assert window.max() > 81_920 and window.max() < 6 * 2**20, window.max()
+    assert (np.diff(edge) >= 0).all()

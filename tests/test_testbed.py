@@ -155,9 +155,10 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
 
 
 def test_what_the_kernel_does_unasked_is_what_the_testbed_writes_when_asked(quick: tcplab.Result) -> None:
-    # The quick scenario leaves PRR, RACK-TLP and SACK compression unset, so its namespaces hold
-    # the kernel's own values. Asking for them (tcplab.experiment.KERNEL_DEFAULT_TCP, which testbed
-    # run keys take as unset) writes exactly those values: the same run.
+    # The quick scenario leaves PRR, RACK-TLP, SACK compression and receive-buffer autotuning
+    # unset, so its namespaces hold the kernel's own values. Asking for them
+    # (tcplab.experiment.KERNEL_DEFAULT_TCP, which testbed run keys take as unset) writes exactly
+    # those values: the same run.
     hosts = quick.meta["backend_info"]["hosts"]
     available = testbed.available_cc()
     unasked = stack.plan(quick.scenario, available=available)
@@ -171,7 +172,7 @@ def test_what_the_kernel_does_unasked_is_what_the_testbed_writes_when_asked(quic
                     if old.get(name) != text:
                         written[field, ns, name] = text
                         assert hosts[ns][name] == text, (field, ns, name)
-    assert {name for _, _, name in written} == {"net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr"}, written
+    assert {name for _, _, name in written} == {"net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr", "net.ipv4.tcp_moderate_rcvbuf"}, written
     assert not [key for key in written if key[0] == "prr"]  # PRR: nothing to write, Linux always does it
 
 

@@ -262,6 +262,12 @@ def test_tcp_settings_map_to_sysctls_and_routes() -> None:
     assert (off.sender_sysctls["net.ipv4.tcp_recovery"], off.sender_sysctls["net.ipv4.tcp_early_retrans"]) == ("0", "0")
     (flow,) = stack.plan(_scenario("cubic", sack_compression=False), available=KERNEL)
     assert flow.receiver_sysctls["net.ipv4.tcp_comp_sack_nr"] == "0"
+    # Receive-buffer autotuning: the kernel's unless the scenario says; off fixes the buffer at rwnd.
+    assert "net.ipv4.tcp_moderate_rcvbuf" not in stack.plan(_scenario(rwnd="2MB"), tuned, available=KERNEL)[0].receiver_sysctls
+    (on,) = stack.plan(_scenario(rwnd="2MB", rcvbuf_autotuning=True), tuned, available=KERNEL)
+    (off,) = stack.plan(_scenario(rwnd="2MB", rcvbuf_autotuning=False), tuned, available=KERNEL)
+    assert (on.receiver_sysctls["net.ipv4.tcp_moderate_rcvbuf"], on.receiver_sysctls["net.ipv4.tcp_rmem"]) == ("1", "4096 131072 2097152")
+    assert (off.receiver_sysctls["net.ipv4.tcp_moderate_rcvbuf"], off.receiver_sysctls["net.ipv4.tcp_rmem"]) == ("0", "4096 2097152 2097152")
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,15 @@ overflow (docs/validation.md), so three simulator replications draw one of a few
 the grid's figures move with the seed (worst cell 0.077-0.124 over seeds 1-3) more than with
 many a change under test; ten give the simulator's mean in each cell.
 
-The bounds: the issue's goal for the mean |ΔJFI| (0.03), 0.12 for the worst cell, 52 of 60 flows
-within 10% and a mean error of 7% (the simulator now: 0.016, 0.109, 52 flows, 5.6%; the worst cell
-was within paper 001's ns-2 figure, 0.087, until the simulator cleared the count towards the next
-window increase at a loss, as Linux does: that exposed the phase effect at 50 ms / 0.6 BDP against
-CUBIC, docs/validation.md; before that change 0.012, 0.047, 54 flows, 5.1%; with the default 1 Gb/s access links, which the testbed does not have, and RTTs
-from timestamps to the nanosecond: 0.014, 0.090, 50 flows, 6.1%). Before the simulator's PSH ACKs the grid gave a worst cell of 0.132 and
-the simulated Reno beat CUBIC at 25 ms where the kernel's CUBIC gets 1.5-2x Reno's.
+The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
+worst cell, 53 of 60 flows within 10% and a mean error of 6% (the simulator now: 0.013, 0.057, 54
+flows, 4.9%; with the receive window fixed at 64 MB from the start instead of autotuned as Linux
+does: 0.016, 0.109, 52 flows, 5.6%, the worst cell the phase effect at 50 ms / 0.6 BDP against
+CUBIC, docs/validation.md; before the simulator cleared the count towards the next window
+increase at a loss: 0.012, 0.047, 54 flows, 5.1%; with the default 1 Gb/s access links, which the
+testbed does not have, and RTTs from timestamps to the nanosecond: 0.014, 0.090, 50 flows, 6.1%).
+Before the simulator's PSH ACKs the grid gave a worst cell of 0.132 and the simulated Reno beat
+CUBIC at 25 ms where the kernel's CUBIC gets 1.5-2x Reno's.
 """
 
 from __future__ import annotations
@@ -42,12 +44,12 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
 
     jfi = analysis.compare_summary(analysis.compare(sim, kernel))
     assert jfi["cells"] == 30
-    assert jfi["mean_abs_d"] <= 0.03 and jfi["max_abs_d"] <= 0.12, jfi
+    assert jfi["mean_abs_d"] <= 0.03 and jfi["max_abs_d"] <= 0.087, jfi
 
     errors = analysis.flow_errors(sim, kernel)
     flows = analysis.flow_error_summary(errors)
     assert flows["flows"] == 60
-    assert flows["flows_within"] >= 52 and flows["mean_abs_error"] <= 0.07, flows
+    assert flows["flows_within"] >= 53 and flows["mean_abs_error"] <= 0.06, flows
 
     # The kernel's split at 25 ms: CUBIC ahead of Reno in every buffer, in both backends.
     short = errors[(errors["flow2"] == "cubic") & (errors["topology.rtt"] == "25ms")]

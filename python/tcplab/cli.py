@@ -21,6 +21,7 @@ naming the field, the value and what is allowed, and nothing written), 1 when th
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -474,6 +475,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tcplab: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (`tcplab compare A B | head`): stop quietly, as a shell
+        # tool does; stdout goes to /dev/null so that the interpreter's final flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 

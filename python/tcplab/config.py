@@ -373,7 +373,7 @@ class TcpSettings(_Model):
 
     mss: Optional[PositiveSize] = Field(None, description="maximum segment size; default 1500 B MTU − headers (1448 B, 1460 B without timestamps)")
     init_cwnd: _integer(1) = Field(10, description="initial congestion window in segments")  # type: ignore[valid-type]
-    rwnd: PositiveSize = Field(Size(6 * 1024**2), description="receiver's advertised window")
+    rwnd: PositiveSize = Field(Size(6 * 1024**2), description="receiver's advertised window (with rcvbuf_autotuning: the largest it grows to, Linux's tcp_rmem[2])")
     sndbuf: PositiveSize = Field(Size(4 * 1024**2), description="send buffer; caps data in flight")
     delayed_ack: bool = Field(True, description="ACK every second segment or after delack_timeout")
     delack_timeout: PositiveTime = Field(Time(40_000_000), description="delayed-ACK timer")
@@ -382,6 +382,7 @@ class TcpSettings(_Model):
     prr: Optional[bool] = Field(None, description="proportional rate reduction (RFC 6937); default from the variant")
     rack: Optional[bool] = Field(None, description="RACK-TLP loss detection (RFC 8985), Linux's default: losses by time, tail loss probes; needs SACK recovery; default from the variant")
     sack_compression: Optional[bool] = Field(None, description="the receiver ACKs as Linux >= 4.20: quick-ACK mode at the start, SACK compression while holding out-of-order data (default false: every out-of-order segment ACKed at once, RFC 5681 and ns-2; see docs/validation.md)")
+    rcvbuf_autotuning: Optional[bool] = Field(None, description="the receiver's window grows as Linux's receive-buffer autotuning grows it, from 128 KB of buffer up to rwnd, opening by two segments per segment received and asking for an ACK each time (default false: rwnd from the start; see docs/tcp.md)")
     min_rto: PositiveTime = Field(Time(200_000_000), description="minimum retransmission timeout")
     initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
     max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
@@ -768,6 +769,7 @@ class Scenario(_Model):
             "timestamps": tcp.timestamps,
             "sack": variant.sack if tcp.sack is None else tcp.sack,
             "sack_compression": False if tcp.sack_compression is None else tcp.sack_compression,
+            "rcvbuf_autotuning": bool(tcp.rcvbuf_autotuning),
             "min_rto_ns": tcp.min_rto.ns,
             "initial_rto_ns": tcp.initial_rto.ns,
             "max_rto_ns": tcp.max_rto.ns,

@@ -102,12 +102,13 @@ SIMULATOR_ONLY_TOPOLOGY = ("access_rate", "access_buffer")
 #: the scenario says), likewise taken at their defaults in ``[tcp]`` and in every flow.
 SIMULATOR_ONLY_TCP = ("tso",)
 #: TCP settings whose value here asks the testbed for what a new namespace's Linux does unasked:
-#: PRR in every recovery, RACK-TLP (``tcp_recovery`` 1, ``tcp_early_retrans`` 3) and SACK
-#: compression (``tcp_comp_sack_nr`` 44). Written out so that the simulator runs them too, they
+#: PRR in every recovery, RACK-TLP (``tcp_recovery`` 1, ``tcp_early_retrans`` 3), SACK
+#: compression (``tcp_comp_sack_nr`` 44) and receive-buffer autotuning (``tcp_moderate_rcvbuf``
+#: 1, ``tcp_rmem`` from 128 KB up to ``rwnd``). Written out so that the simulator runs them too, they
 #: change nothing on the testbed, so a testbed run's key takes them unset in ``[tcp]`` and in
 #: every flow (tests/test_testbed.py checks the namespaces' values against what the testbed
 #: writes for these).
-KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True}
+KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True, "rcvbuf_autotuning": True}
 
 
 #: What a testbed run's key leaves out, as a scenario file names it.

@@ -159,7 +159,8 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
     addr = _addresses(spec)
     src_ip, dst_ip = addr[fs["src"]], addr[fs["dst"]]
     sport, dport = CLIENT_PORT_BASE + f, SERVER_PORT
-    win = min(rwnd >> window_scale(rwnd), 0xFFFF)
+    scale = window_scale(rwnd)
+    win = min(rwnd >> scale, 0xFFFF)
     isn_s, isn_r = isn(f), receiver_isn(f)
 
     def seq_bytes(segment: int) -> int:
@@ -195,7 +196,9 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
         else:  # pragma: no cover - resolve_flow admits TCP flows only
             raise ValueError(f"packet kind {kind} is not TCP")
         tcp.flags = _TH_ACK | (_TH_PUSH if cols["push"][i] else 0)
-        tcp.win = win
+        # An ACK of a receiver with autotuning carries the window it advertised (bytes, in `seq`).
+        advertised = int(cols["seq"][i]) if kind == _KIND_ACK else 0
+        tcp.win = min(advertised >> scale, 0xFFFF) if advertised else win
         tcp.opts = opts
         tcp.off = (20 + len(opts)) // 4
         ip = dpkt.ip.IP(src=ip_src, dst=ip_dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=len(out) & 0xFFFF, data=tcp)

@@ -196,6 +196,11 @@ pub struct TcpSpec {
     pub rwnd_bytes: u64,
     #[serde(default = "default_sndbuf")]
     pub sndbuf_bytes: u64,
+    /// The receiver's window grows as Linux's receive-buffer autotuning grows it, from
+    /// `tcp_rmem[1]` (128 KB) up to `rwnd_bytes` (`tcp_rmem[2]`), and each ACK advertises it
+    /// (transport::tcp::rcvbuf). Off (the default): the window is `rwnd_bytes` from the start.
+    #[serde(default)]
+    pub rcvbuf_autotuning: bool,
     #[serde(default = "yes")]
     pub delayed_ack: bool,
     #[serde(default = "default_delack")]

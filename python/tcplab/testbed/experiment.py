@@ -76,7 +76,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 #: Sysctls read back from the hosts for the record.
-_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr") + (
+_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr", "net.ipv4.tcp_moderate_rcvbuf") + (
     ("net.ipv4.tcp_rto_max_ms",) if Path("/proc/sys/net/ipv4/tcp_rto_max_ms").exists() else ()
 )
 

@@ -11,6 +11,9 @@ the value and what the testbed can do, before anything is built:
 ``init_cwnd``                 sender's default route ``initcwnd N`` (Linux's default is 10, RFC 6928)
 ``rwnd``                      receiver's ``net.ipv4.tcp_rmem`` maximum (the window Linux advertises
                               is this buffer less its per-packet overhead: ``tcp_rmem``'s scaling ratio)
+``rcvbuf_autotuning``         receiver's ``net.ipv4.tcp_moderate_rcvbuf`` (Linux's default is 1: the
+                              buffer grows from ``tcp_rmem``'s 128 KB up to ``rwnd``); false also
+                              starts the buffer at ``rwnd``
 ``sndbuf``                    sender's ``net.ipv4.tcp_wmem`` maximum
 ``timestamps``                ``net.ipv4.tcp_timestamps`` on both hosts (negotiated in the SYN)
 ``sack``                      ``net.ipv4.tcp_sack`` on both hosts (negotiated in the SYN)
@@ -27,7 +30,7 @@ the value and what the testbed can do, before anything is built:
 ``pacing = true``              the client's ``--fq-rate 10G`` (SO_MAX_PACING_RATE): Linux's internal
                               pacing at its own rates (200% of cwnd/RTT in slow start, 120% after)
 ``prr = false``               refused: Linux always reduces with PRR (RFC 6937) in recovery;
-                              ``prr``, ``rack`` and ``sack_compression`` = true ask for what the
+                              ``prr``, ``rack``, ``sack_compression`` and ``rcvbuf_autotuning`` = true ask for what the
                               kernel does unasked and leave the testbed run's key alone
 ``tso = false``               refused: Linux's TCP always sends GSO bursts (the veths' TSO/GSO being
                               off only moves the splitting into the stack); ``tso`` leaves the
@@ -186,9 +189,12 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
     if "net.ipv4.tcp_timestamps" in profile and not _explicit(scenario, flow, "timestamps"):
         both["net.ipv4.tcp_timestamps"] = profile["net.ipv4.tcp_timestamps"]
     sender, receiver = dict(both), dict(both)
-    if "net.ipv4.tcp_rmem" not in profile or _explicit(scenario, flow, "rwnd"):
+    if "net.ipv4.tcp_rmem" not in profile or _explicit(scenario, flow, "rwnd") or tcp.rcvbuf_autotuning is False:
         rwnd = tcp.rwnd.bytes
-        receiver["net.ipv4.tcp_rmem"] = f"{min(_RMEM_LOW[0], rwnd)} {min(_RMEM_LOW[1], rwnd)} {rwnd}"
+        start = rwnd if tcp.rcvbuf_autotuning is False else min(_RMEM_LOW[1], rwnd)
+        receiver["net.ipv4.tcp_rmem"] = f"{min(_RMEM_LOW[0], rwnd)} {start} {rwnd}"
+    if tcp.rcvbuf_autotuning is not None:
+        receiver["net.ipv4.tcp_moderate_rcvbuf"] = str(int(tcp.rcvbuf_autotuning))
     if "net.ipv4.tcp_wmem" not in profile or _explicit(scenario, flow, "sndbuf"):
         sndbuf = tcp.sndbuf.bytes
         sender["net.ipv4.tcp_wmem"] = f"{min(_WMEM_LOW[0], sndbuf)} {min(_WMEM_LOW[1], sndbuf)} {sndbuf}"

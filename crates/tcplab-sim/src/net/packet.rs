@@ -49,6 +49,7 @@ pub struct Packet {
     /// IP packet size (what a link serialises).
     pub size_bytes: u32,
     /// Data: segment number (sequence space in whole segments). UDP: datagram number.
+    /// TCP ACK: the window it advertises, bytes (`window_bytes`; 0: the flow's fixed `rwnd`).
     /// DCCP: the packet's sequence number (RFC 4340 §7.1; every packet, data or ack, has one).
     pub seq: u32,
     /// ACK: next segment expected (cumulative). DCCP-Ack: the Acknowledgement Number, the
@@ -85,6 +86,19 @@ impl Packet {
             ts_ecr_ns: 0,
             enq_ns: 0,
         }
+    }
+
+    /// TCP ACK: the receive window it advertises, bytes from `ack` (its window field times the
+    /// window scale); 0 when the receiver's window is the flow's fixed `rwnd`.
+    #[inline]
+    pub fn window_bytes(&self) -> u64 {
+        self.seq as u64
+    }
+
+    /// TCP ACK: see `window_bytes`.
+    #[inline]
+    pub fn set_window_bytes(&mut self, bytes: u64) {
+        self.seq = bytes.min(u32::MAX as u64) as u32;
     }
 
     #[inline]

@@ -1,6 +1,7 @@
 //! TCP: a bulk sender (infinite backlog, like iperf) and its receiver, in segment units.
 
 pub mod rate;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;

@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use super::rcvbuf::RcvBuf;
 use super::rtt::ts_rtt_ns;
 use crate::ids::{FlowId, NodeId};
 use crate::measure::Histogram;
@@ -75,6 +76,8 @@ pub struct TcpReceiver {
     pub rcv_nxt: u32,
     /// Out-of-order data, sorted; holes are filled from the front, so a deque.
     ooo: VecDeque<OooRange>,
+    /// Segments held in `ooo`.
+    ooo_segs: u32,
     touch: u64,
     /// One segment inside each of the most recently touched ranges, newest first (distinct
     /// ranges): the SACK blocks without a scan of every range when there are many holes.
@@ -96,6 +99,11 @@ pub struct TcpReceiver {
     /// Arrival of the last data segment, and the receiver's RTT estimate from timestamps.
     last_data_ns: Option<Nanos>,
     rcv_rtt_ns: Nanos,
+    /// The TSecr the last RTT sample came from (Linux `rcv_rtt_last_tsecr`).
+    rcv_rtt_last_tsecr: Nanos,
+    /// Linux's receive-buffer autotuning and the window it advertises (the flow's
+    /// `rcvbuf_autotuning`); without it the window is `rwnd`, fixed.
+    pub rcvbuf: Option<RcvBuf>,
     /// The delayed-ACK timer, and the compressed-ACK timer while out-of-order data is held
     /// (either fires one ACK).
     pub delack_timer: TimerSlot,
@@ -115,6 +123,7 @@ impl TcpReceiver {
             timestamps: spec.timestamps,
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(64),
+            ooo_segs: 0,
             touch: 0,
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
@@ -128,6 +137,8 @@ impl TcpReceiver {
             dup_acks: 0,
             last_data_ns: None,
             rcv_rtt_ns: 0,
+            rcv_rtt_last_tsecr: 0,
+            rcvbuf: spec.rcvbuf_autotuning.then(|| RcvBuf::new(spec.mss_bytes, spec.rwnd_bytes)),
             delack_timer: TimerSlot::default(),
             stats: ReceiverStats::default(),
         }
@@ -141,33 +152,37 @@ impl TcpReceiver {
         if self.timestamps && p.seq <= self.last_ack_sent {
             self.ts_recent = p.ts_val_ns;
         }
+        if self.timestamps && p.ts_ecr_ns > 0 && p.ts_ecr_ns != self.rcv_rtt_last_tsecr {
+            // Linux `tcp_rcv_rtt_measure_ts`, once per echoed timestamp (whole ticks of the
+            // timestamp clock), as `tcp_rcv_rtt_update`: a smaller sample at once, a larger one
+            // smoothed 7/8. It paces SACK compression and the buffer's growth.
+            self.rcv_rtt_last_tsecr = p.ts_ecr_ns;
+            let m = ts_rtt_ns(now, p.ts_ecr_ns);
+            self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 || m < self.rcv_rtt_ns { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
+        }
         if !self.sack_compression {
             return self.on_data_rfc(p, now, out);
         }
         // Linux `tcp_event_data_recv`: quick-ACK mode at the first segment, and after a gap.
         match self.last_data_ns {
-            None => self.incr_quickack(INIT_RCVWND_SEGS / 2),
+            None => self.incr_quickack(self.first_quickacks()),
             Some(t) if now - t > RECEIVER_RTO_NS => self.incr_quickack(MAX_QUICKACKS),
             _ => {}
         }
         self.last_data_ns = Some(now);
-        if self.timestamps && p.ts_ecr_ns > 0 {
-            // Linux `tcp_rcv_rtt_measure_ts` (whole ticks of the timestamp clock), smoothed 7/8
-            // as `tcp_rcv_rtt_update`.
-            let m = ts_rtt_ns(now, p.ts_ecr_ns);
-            self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
-        }
         if p.seq == self.rcv_nxt {
             let before = self.rcv_nxt;
             self.rcv_nxt += 1;
             let had_hole = !self.ooo.is_empty();
             self.deliver_ooo();
             self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
+            self.grow_window(now);
             // RFC 5681 §4.2: an ACK at once when the last gap is filled (ICSK_ACK_NOW); and for
             // a PSH segment when no hole is left (out-of-order data keeps Linux's receive
             // memory in use, so `tcp_cleanup_rbuf` does not send the PSH ACK; below).
             let now_ack = (had_hole || p.push) && self.ooo.is_empty();
             self.ack_check(now_ack, now, out);
+            self.reader_progress(now);
         } else if p.seq > self.rcv_nxt {
             // Linux `tcp_sack_new_ofo_skb` (≥ 5.8): the ACKs held back go out before this segment
             // starts a block or moves one up from third place or below, so that every block was
@@ -177,11 +192,53 @@ impl TcpReceiver {
                 self.send_ack(now, out);
             }
             self.insert_ooo(p.seq);
+            self.ooo_queued(now);
             self.ack_check(false, now, out);
         } else {
             // A duplicate: quick-ACK mode and an ACK at once (Linux: with a DSACK).
             self.incr_quickack(MAX_QUICKACKS);
             self.send_ack(now, out);
+        }
+    }
+
+    /// The quick ACKs a connection starts with (`tcp_incr_quickack` at the first segment):
+    /// rcv_wnd / 2·MSS, rcv_wnd being the SYN's window with autotuning and Linux's initial
+    /// 10-segment window without.
+    fn first_quickacks(&self) -> u32 {
+        match &self.rcvbuf {
+            Some(b) => (b.rcv_wnd / (2 * self.mss_bytes as u64)).max(2) as u32,
+            None => INIT_RCVWND_SEGS / 2,
+        }
+    }
+
+    /// An in-order segment arrived: with autotuning, the window opens (`tcp_grow_window`), and
+    /// each opening asks for an immediate ACK (`icsk_ack.quick |= 1`).
+    fn grow_window(&mut self, now: Nanos) {
+        if let Some(b) = &mut self.rcvbuf {
+            b.start(now);
+            if b.grow_window(self.ooo_segs) {
+                self.quick |= 1;
+            }
+        }
+    }
+
+    /// An out-of-order segment was queued (`tcp_data_queue_ofo`): the window opens as for an
+    /// in-order one, and the buffer covers the out-of-order span at once (`tcp_rcvbuf_grow`).
+    fn ooo_queued(&mut self, now: Nanos) {
+        if let (Some(b), Some(last)) = (&mut self.rcvbuf, self.ooo.back()) {
+            b.start(now);
+            if b.grow_window(self.ooo_segs) {
+                self.quick |= 1;
+            }
+            b.ooo_queued((last.end - self.rcv_nxt) as u64 * self.mss_bytes as u64);
+        }
+    }
+
+    /// The reader (iperf3) took the in-order data: once per receiver RTT the buffer is resized
+    /// from what it read (`tcp_rcv_space_adjust`).
+    fn reader_progress(&mut self, now: Nanos) {
+        if let Some(b) = &mut self.rcvbuf {
+            b.reader_progress(self.rcv_nxt, self.rcv_rtt_ns, now);
         }
     }
 
@@ -194,6 +251,8 @@ impl TcpReceiver {
             let had_hole = !self.ooo.is_empty();
             self.deliver_ooo();
             self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
+            self.grow_window(now);
+            self.reader_progress(now);
             if had_hole || !self.delayed_ack {
                 self.send_ack(now, out);
             } else {
@@ -209,6 +268,7 @@ impl TcpReceiver {
             }
         } else if p.seq > self.rcv_nxt {
             self.insert_ooo(p.seq);
+            self.ooo_queued(now);
             self.send_ack(now, out);
         } else {
             // Old duplicate: ACK at once so the sender learns where we are.
@@ -223,6 +283,7 @@ impl TcpReceiver {
                 break;
             }
             self.rcv_nxt = self.rcv_nxt.max(first.end);
+            self.ooo_segs -= first.end - first.start;
             self.ooo.pop_front();
         }
     }
@@ -291,6 +352,9 @@ impl TcpReceiver {
         let touched = self.touch;
         let i = self.ooo.partition_point(|r| r.end < seq);
         if i < self.ooo.len() && self.ooo[i].start <= seq + 1 && seq <= self.ooo[i].end {
+            if seq < self.ooo[i].start || seq >= self.ooo[i].end {
+                self.ooo_segs += 1;
+            }
             // Extends or lies in range i (touching it on the left or right).
             let r = &mut self.ooo[i];
             r.start = r.start.min(seq);
@@ -302,6 +366,7 @@ impl TcpReceiver {
                 self.ooo.remove(i + 1);
             }
         } else {
+            self.ooo_segs += 1;
             self.ooo.insert(i, OooRange { start: seq, end: seq + 1, touched });
         }
         // `seq`'s range is now the most recent: drop older marks inside it, put `seq` first.
@@ -360,6 +425,9 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, self.peer, Kind::Ack, self.header_bytes);
         a.ack = self.rcv_nxt;
+        if let Some(b) = &mut self.rcvbuf {
+            a.set_window_bytes(b.select_window(self.rcv_nxt, self.ooo_segs));
+        }
         a.ts_val_ns = now;
         a.ts_ecr_ns = if self.timestamps { self.ts_recent } else { 0 };
         if self.sack && !self.ooo.is_empty() {
@@ -429,6 +497,40 @@ mod tests {
         }
         // Quick-ACK mode: rcv_wnd (10 segments) / 2 = 5 immediate ACKs, then one per 2 segments.
         assert_eq!(out.iter().map(|a| a.ack).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5, 7, 9]);
+    }
+
+    #[test]
+    fn with_autotuning_every_segment_is_acked_while_the_window_opens() {
+        let mut spec = TcpSpec::new(0, 1);
+        spec.sack_compression = true;
+        spec.rcvbuf_autotuning = true;
+        spec.rwnd_bytes = 64 << 20;
+        let mut r = TcpReceiver::new(FlowId(0), NodeId(0), &spec);
+        let mut out = vec![];
+        // No RTT estimate yet (TSecr 0), so the buffer stays at 128 KB: the window opens from
+        // the SYN's 65160 B to the clamp 81920 B in 6 segments. 16 quick ACKs (65160 / 2·1448,
+        // at most 16), each opening asking for one more: 22 ACKs of one segment, then one per two.
+        for s in 0..40 {
+            r.on_data(&data(s), s as Nanos * 120_000, &mut out);
+        }
+        let acks: Vec<u32> = out.iter().map(|a| a.ack).collect();
+        assert_eq!(acks[..22], (1..=22).collect::<Vec<_>>()[..]);
+        assert_eq!(acks[22..], [24, 26, 28, 30, 32, 34, 36, 38, 40]);
+        // Each ACK carries the window, in units of 2048 B (window scale 11 for 64 MB), opening by
+        // 2896 B a segment: 65160 + 2896 = 68056 → 69632 first, 81920 once open.
+        assert_eq!(out[0].window_bytes(), 69_632);
+        assert_eq!(out.last().unwrap().window_bytes(), 81_920);
+        // One receiver RTT (50 ms) later the reader has taken 41 segments (59368 B), more than
+        // the initial measurement's 10: after segment 40 (held for a delayed ACK) the buffer grows
+        // to 2·59368 plus twice the growth in window terms (854898 B), and every later segment is
+        // ACKed at once while the window opens towards it.
+        out.clear();
+        let t0 = 50_000_000;
+        for (k, s) in (40..50).enumerate() {
+            r.on_data(&data_at(s, 1), t0 + k as Nanos * 120_000, &mut out);
+        }
+        assert_eq!(out.iter().map(|a| a.ack).collect::<Vec<_>>(), (42..=50).collect::<Vec<_>>());
+        assert_eq!(r.rcvbuf.as_ref().unwrap().window_clamp, 854_897);
     }
 
     #[test]

@@ -35,6 +35,7 @@
 //! Linux are listed in `docs/tcp.md`.
 
 use super::rate::{self, RateAcc};
+use super::rcvbuf::RcvBuf;
 use super::rtt::{ts_rtt_ns, RttEstimator};
 use super::scoreboard::Scoreboard;
 use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
@@ -115,6 +116,11 @@ pub struct TcpSender {
     data_bytes: u32,
     /// Window allowed by the receiver and the send buffer, segments.
     wnd_limit_segs: u32,
+    /// The send buffer's limit, segments; with `rcv_window`, the receiver's advertised window
+    /// lowers `wnd_limit_segs` below it.
+    sndbuf_segs: u32,
+    /// The receiver advertises its window in each ACK (its `rcvbuf_autotuning`).
+    rcv_window: bool,
     pub cc: Cc,
     pub tp: TcpCcView,
     pub sb: Scoreboard,
@@ -170,6 +176,7 @@ impl TcpSender {
         let tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
         let cong_control = cc.has_cong_control();
         let wnd = (spec.rwnd_bytes.min(spec.sndbuf_bytes) / spec.mss_bytes as u64).clamp(1, u32::MAX as u64 / 2) as u32;
+        let syn_wnd = (RcvBuf::new(spec.mss_bytes, spec.rwnd_bytes).initial_window() / spec.mss_bytes as u64).max(1) as u32;
         let mut drop_segments = spec.drop_segments.clone();
         drop_segments.sort_unstable();
         drop_segments.dedup();
@@ -181,7 +188,10 @@ impl TcpSender {
             timestamps: spec.timestamps,
             mss_bytes: spec.mss_bytes,
             data_bytes: spec.mss_bytes + spec.header_bytes,
-            wnd_limit_segs: wnd,
+            // Before the first ACK: the SYN's window.
+            wnd_limit_segs: if spec.rcvbuf_autotuning { wnd.min(syn_wnd) } else { wnd },
+            sndbuf_segs: wnd,
+            rcv_window: spec.rcvbuf_autotuning,
             cc,
             tp,
             sb: Scoreboard::new(wnd.min(1 << 16) as usize + 16).with_rack(spec.rack),
@@ -668,6 +678,12 @@ impl TcpSender {
         }
         let acked = self.sb.ack(p.ack);
         let una_advanced = acked.segs > 0;
+        if self.rcv_window {
+            // Linux `tcp_ack_update_window`: the window counts from the ACK; a segment is sent
+            // only whole (`tcp_snd_wnd_test`). The modelled reader never lets the window close,
+            // so the zero-window probe is not modelled: at least one segment.
+            self.wnd_limit_segs = self.sndbuf_segs.min((p.window_bytes() / self.mss_bytes as u64) as u32).max(1);
+        }
         self.tp.snd_una = p.ack;
         self.tp.snd_nxt = self.snd_nxt;
         if self.timestamps {
