@@ -49,6 +49,16 @@ fn space_from_win(win: u64, ratio: u64) -> u64 {
     (win << RMEM_TO_WIN_SCALE) / ratio
 }
 
+/// The window the SYN offers, what the sender may send before the first ACK
+/// (`tcp_select_initial_window`): the starting buffer at the listener's ratio, in whole MSS, at
+/// most 64 KB unscaled.
+pub fn syn_window_bytes(mss_bytes: u32, rwnd_bytes: u64) -> u64 {
+    let mss = mss_bytes as u64;
+    let space = win_from_space(RMEM_DEFAULT.min(rwnd_bytes), DEFAULT_SCALING_RATIO);
+    let space = if space > mss { space - space % mss } else { space };
+    space.min(MAX_UNSCALED_WINDOW)
+}
+
 #[derive(Clone, Debug)]
 pub struct RcvBuf {
     mss: u64,
@@ -74,11 +84,8 @@ impl RcvBuf {
     pub fn new(mss_bytes: u32, rwnd_bytes: u64) -> Self {
         let mss = mss_bytes as u64;
         let rcvbuf = RMEM_DEFAULT.min(rwnd_bytes);
-        // `tcp_select_initial_window`: the SYN's window, 64 KB at most, in whole MSS.
-        let space = win_from_space(rcvbuf, DEFAULT_SCALING_RATIO);
-        let space = if space > mss { space - space % mss } else { space };
-        let rcv_wnd = space.min(MAX_UNSCALED_WINDOW);
-        let largest = space.max(rwnd_bytes).max(RMEM_MAX);
+        let rcv_wnd = syn_window_bytes(mss_bytes, rwnd_bytes);
+        let largest = rcv_wnd.max(rwnd_bytes).max(RMEM_MAX);
         let wscale = (largest.ilog2().saturating_sub(15)).min(MAX_WSCALE);
         RcvBuf {
             mss,
@@ -95,11 +102,6 @@ impl RcvBuf {
             space_seq: 0,
             space_time_ns: None,
         }
-    }
-
-    /// The SYN's window: what the sender may send before the first ACK.
-    pub fn initial_window(&self) -> u64 {
-        self.rcv_wnd
     }
 
     /// Free space in window units with `ooo_segs` out-of-order segments held (`tcp_space`).

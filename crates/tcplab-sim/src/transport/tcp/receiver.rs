@@ -4,7 +4,8 @@
 //!
 //! With `sack_compression` the ACK policy is Linux's (`__tcp_ack_snd_check`, ≥ 4.20): the first
 //! ACKs of a connection are immediate (quick-ACK mode: rcv_wnd / 2·MSS of them, the initial
-//! window being 10 segments), as after a duplicate or a gap longer than the receiver's RTO (16);
+//! window being 10 segments, or the SYN's 64 KB with autotuning: 16), as after a duplicate or a
+//! gap longer than the receiver's RTO (16);
 //! while out-of-order data is held, the first three ACKs for a given rcv_nxt are immediate and the
 //! rest are compressed: one ACK after min(1 ms, RTT/20) plus the timer's 100 µs of slack, or after
 //! 44 held back (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`, `tcp_comp_sack_nr`); and
@@ -211,8 +212,8 @@ impl TcpReceiver {
         }
     }
 
-    /// An in-order segment arrived: with autotuning, the window opens (`tcp_grow_window`), and
-    /// each opening asks for an immediate ACK (`icsk_ack.quick |= 1`).
+    /// A segment arrived: with autotuning, the window opens (`tcp_grow_window`), and each
+    /// opening asks for an immediate ACK (`icsk_ack.quick |= 1`).
     fn grow_window(&mut self, now: Nanos) {
         if let Some(b) = &mut self.rcvbuf {
             b.start(now);
@@ -225,11 +226,8 @@ impl TcpReceiver {
     /// An out-of-order segment was queued (`tcp_data_queue_ofo`): the window opens as for an
     /// in-order one, and the buffer covers the out-of-order span at once (`tcp_rcvbuf_grow`).
     fn ooo_queued(&mut self, now: Nanos) {
+        self.grow_window(now);
         if let (Some(b), Some(last)) = (&mut self.rcvbuf, self.ooo.back()) {
-            b.start(now);
-            if b.grow_window(self.ooo_segs) {
-                self.quick |= 1;
-            }
             b.ooo_queued((last.end - self.rcv_nxt) as u64 * self.mss_bytes as u64);
         }
     }

@@ -35,7 +35,7 @@
 //! Linux are listed in `docs/tcp.md`.
 
 use super::rate::{self, RateAcc};
-use super::rcvbuf::RcvBuf;
+use super::rcvbuf::syn_window_bytes;
 use super::rtt::{ts_rtt_ns, RttEstimator};
 use super::scoreboard::Scoreboard;
 use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
@@ -176,7 +176,7 @@ impl TcpSender {
         let tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
         let cong_control = cc.has_cong_control();
         let wnd = (spec.rwnd_bytes.min(spec.sndbuf_bytes) / spec.mss_bytes as u64).clamp(1, u32::MAX as u64 / 2) as u32;
-        let syn_wnd = (RcvBuf::new(spec.mss_bytes, spec.rwnd_bytes).initial_window() / spec.mss_bytes as u64).max(1) as u32;
+        let syn_wnd = (syn_window_bytes(spec.mss_bytes, spec.rwnd_bytes) / spec.mss_bytes as u64).max(1) as u32;
         let mut drop_segments = spec.drop_segments.clone();
         drop_segments.sort_unstable();
         drop_segments.dedup();
