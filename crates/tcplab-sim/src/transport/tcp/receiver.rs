@@ -102,6 +102,9 @@ pub struct TcpReceiver {
     rcv_rtt_ns: Nanos,
     /// The TSecr the last RTT sample came from (Linux `rcv_rtt_last_tsecr`).
     rcv_rtt_last_tsecr: Nanos,
+    /// With autotuning, the per-window RTT measurement (Linux `rcv_rtt_est.seq`, `.time`): the
+    /// segment that ends the window advertised when it began, and when that was.
+    rcv_rtt_win: Option<(u32, Nanos)>,
     /// Linux's receive-buffer autotuning and the window it advertises (the flow's
     /// `rcvbuf_autotuning`); without it the window is `rwnd`, fixed.
     pub rcvbuf: Option<RcvBuf>,
@@ -139,6 +142,7 @@ impl TcpReceiver {
             last_data_ns: None,
             rcv_rtt_ns: 0,
             rcv_rtt_last_tsecr: 0,
+            rcv_rtt_win: None,
             rcvbuf: spec.rcvbuf_autotuning.then(|| RcvBuf::new(spec.mss_bytes, spec.rwnd_bytes)),
             delack_timer: TimerSlot::default(),
             stats: ReceiverStats::default(),
@@ -177,6 +181,7 @@ impl TcpReceiver {
             let had_hole = !self.ooo.is_empty();
             self.deliver_ooo();
             self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
+            self.rcv_rtt_measure(now);
             self.grow_window(now);
             // RFC 5681 §4.2: an ACK at once when the last gap is filled (ICSK_ACK_NOW); and for
             // a PSH segment when no hole is left (out-of-order data keeps Linux's receive
@@ -210,6 +215,24 @@ impl TcpReceiver {
             Some(b) => (b.rcv_wnd / (2 * self.mss_bytes as u64)).max(2) as u32,
             None => INIT_RCVWND_SEGS / 2,
         }
+    }
+
+    /// In-order data arrived: with autotuning, Linux's per-window RTT sample (`tcp_rcv_rtt_measure`):
+    /// the time rcv_nxt took to pass the end of the window advertised when the measurement began,
+    /// to the microsecond; taken only when smaller than the estimate (`tcp_rcv_rtt_update` with
+    /// `win_dep`). A sender held by that window delivers it in one round trip.
+    fn rcv_rtt_measure(&mut self, now: Nanos) {
+        let Some(b) = &self.rcvbuf else { return };
+        if let Some((seq, t)) = self.rcv_rtt_win {
+            if self.rcv_nxt < seq {
+                return;
+            }
+            let m = ((now - t) / 1_000).max(1) * 1_000;
+            if self.rcv_rtt_ns == 0 || m < self.rcv_rtt_ns {
+                self.rcv_rtt_ns = m;
+            }
+        }
+        self.rcv_rtt_win = Some((self.rcv_nxt + (b.rcv_wnd / self.mss_bytes as u64) as u32, now));
     }
 
     /// A segment arrived: with autotuning, the window opens (`tcp_grow_window`), and each
@@ -249,6 +272,7 @@ impl TcpReceiver {
             let had_hole = !self.ooo.is_empty();
             self.deliver_ooo();
             self.stats.goodput_bytes += (self.rcv_nxt - before) as u64 * self.mss_bytes as u64;
+            self.rcv_rtt_measure(now);
             self.grow_window(now);
             self.reader_progress(now);
             if had_hole || !self.delayed_ack {
