@@ -157,7 +157,9 @@ impl TcpReceiver {
         if self.timestamps && p.seq <= self.last_ack_sent {
             self.ts_recent = p.ts_val_ns;
         }
-        if self.timestamps && p.ts_ecr_ns > 0 && p.ts_ecr_ns != self.rcv_rtt_last_tsecr {
+        // Only Linux's ACK policy and autotuning read the estimate; ns-2's receiver skips it.
+        let rtt_used = self.sack_compression || self.rcvbuf.is_some();
+        if rtt_used && self.timestamps && p.ts_ecr_ns > 0 && p.ts_ecr_ns != self.rcv_rtt_last_tsecr {
             // Linux `tcp_rcv_rtt_measure_ts`, once per echoed timestamp (whole ticks of the
             // timestamp clock), as `tcp_rcv_rtt_update`: a smaller sample at once, a larger one
             // smoothed 7/8. It paces SACK compression and the buffer's growth.

@@ -116,9 +116,9 @@ pub struct TcpSender {
     data_bytes: u32,
     /// Window allowed by the receiver and the send buffer, segments.
     wnd_limit_segs: u32,
-    /// The send buffer's limit, segments; with `rcv_window`, the receiver's advertised window
-    /// lowers `wnd_limit_segs` below it.
-    sndbuf_segs: u32,
+    /// The limit from `rwnd` and the send buffer, segments (`wnd_limit_segs` without
+    /// `rcv_window`); with it, the receiver's advertised window lowers `wnd_limit_segs` below.
+    static_wnd_segs: u32,
     /// The receiver advertises its window in each ACK (its `rcvbuf_autotuning`).
     rcv_window: bool,
     pub cc: Cc,
@@ -190,7 +190,7 @@ impl TcpSender {
             data_bytes: spec.mss_bytes + spec.header_bytes,
             // Before the first ACK: the SYN's window.
             wnd_limit_segs: if spec.rcvbuf_autotuning { wnd.min(syn_wnd) } else { wnd },
-            sndbuf_segs: wnd,
+            static_wnd_segs: wnd,
             rcv_window: spec.rcvbuf_autotuning,
             cc,
             tp,
@@ -682,7 +682,7 @@ impl TcpSender {
             // Linux `tcp_ack_update_window`: the window counts from the ACK; a segment is sent
             // only whole (`tcp_snd_wnd_test`). The modelled reader never lets the window close,
             // so the zero-window probe is not modelled: at least one segment.
-            self.wnd_limit_segs = self.sndbuf_segs.min((p.window_bytes() / self.mss_bytes as u64) as u32).max(1);
+            self.wnd_limit_segs = self.static_wnd_segs.min((p.window_bytes() / self.mss_bytes as u64) as u32).max(1);
         }
         self.tp.snd_una = p.ack;
         self.tp.snd_nxt = self.snd_nxt;
