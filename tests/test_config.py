@@ -28,6 +28,7 @@ LINUX_TCP = {
     "delayed_ack": True,
     "delack_timeout_ns": 40 * MS,
     "timestamps": True,
+    "preamble": "none",
     "min_rto_ns": 200 * MS,
     "initial_rto_ns": S,
     "max_rto_ns": 120 * S,
@@ -318,6 +319,7 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"seed": "one"}, "seed = 'one'", "expected an integer >= 0"),
     ({"tcp.init_cwnd": 0}, "tcp.init_cwnd = 0", "expected an integer >= 1"),
     ({"tcp.delayed_ack": "maybe"}, "tcp.delayed_ack = 'maybe'", "expected true or false"),
+    ({"tcp.preamble": "syn"}, "tcp.preamble = 'syn'", "expected 'none', 'handshake' or 'iperf3'"),
     ({"duration": "5"}, "duration = '5'", "expected a time with a unit"),
 ]
 

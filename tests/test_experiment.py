@@ -138,6 +138,12 @@ def test_run_ids_follow_the_parameters_only() -> None:
         assert run_id(asked, "testbed", sack.seed, "tuned", kernel_defaults_unset=False) != testbed, setting
     for setting in ("tcp.sack_compression", "tcp.rcvbuf_autotuning", "flows[1].rack"):
         assert run_id(sack.scenario.override({setting: False}), "testbed", sack.seed, "tuned") != testbed, setting
+    # iperf3's preamble is what every testbed flow sends first; another one is another run.
+    for setting in ("tcp.preamble", "flows[0].preamble"):
+        iperf3 = sack.scenario.override({setting: "iperf3"})
+        assert run_id(iperf3, "sim", sack.seed) != sack.run_id, setting
+        assert run_id(iperf3, "testbed", sack.seed, "tuned") == testbed, setting
+        assert run_id(sack.scenario.override({setting: "none"}), "testbed", sack.seed, "tuned") != testbed, setting
     # The same parameters written another way (a list instead of a range) give the same keys.
     data = small()
     data["sweep"] = {"topology.rtt": ["20ms", "40ms", "60ms"]}

@@ -260,3 +260,31 @@ def test_acks_carry_the_autotuned_window(scenario_file: Path, tmp_path: Path, ca
     assert window[0] == 71_040, window[:10]
     assert window.max() > 81_920 and window.max() < 6 * 2**20, window.max()
     assert (np.diff(edge) >= 0).all()
+
+
+@pytest.mark.parametrize("timestamps", [True, False])
+def test_the_iperf3_preamble_is_two_tcp_connections(timestamps: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # With `preamble = "iperf3"` the flow first opens iperf3's control connection (handshake,
+    # cookie, parameters) and then the data connection (handshake, cookie). tshark finds the two
+    # connections, their SYNs and the application's bytes, and the data following the 37-byte
+    # cookie in the data connection's sequence space, without a sequence anomaly or a bad checksum.
+    scenario = tmp_path / "preamble.toml"
+    tcp = '[tcp]\npreamble = "iperf3"\n' + ("" if timestamps else "timestamps = false\n")
+    scenario.write_text(SCENARIO.split("[[flows]]")[0].replace("loss = 0.005", "") + tcp + '[[flows]]\nvariant = "cubic"\n')
+    path = write(scenario, "sender", tmp_path, capsys)
+    t = tshark(path, "tcp.stream", "tcp.srcport", "tcp.flags.syn", "tcp.flags.ack", "tcp.len", "tcp.seq", "tcp.ack", "tcp.analysis.flags",
+               prefs=("ip.check_checksum:TRUE", "tcp.check_checksum:TRUE", "tcp.relative_sequence_numbers:TRUE"))
+    head = t.iloc[:12]
+    mss = MSS if timestamps else 1460
+    assert head["tcp.stream"].tolist() == ["0"] * 6 + ["1"] * 6
+    assert head["tcp.len"].astype(int).tolist() == [0, 0, 37, 1, 154, 1, 0, 0, 37, 0, mss, mss]
+    syn = head["tcp.flags.syn"].isin(["1", "True"]).tolist()
+    assert syn == [True, True, False, False, False, False, True, True] + [False] * 4
+    # The client's ports: iperf3's control connection, then the data connection's.
+    assert head["tcp.srcport"].iloc[[0, 6]].astype(int).tolist() == [pcap.CONTROL_PORT_BASE, pcap.CLIENT_PORT_BASE]
+    # The answer to each request acknowledges it; the data begins after the cookie.
+    assert head["tcp.ack"].iloc[[3, 5, 9]].astype(int).tolist() == [38, 192, 38]
+    assert head["tcp.seq"].iloc[[10, 11]].astype(int).tolist() == [38, 38 + mss]
+    assert head["tcp.analysis.flags"].isna().all()
+    bad = tshark(path, prefs=("ip.check_checksum:TRUE", "tcp.check_checksum:TRUE"), where="ip.checksum.status == 0 || tcp.checksum.status == 0")
+    assert bad.empty

@@ -279,6 +279,8 @@ def test_tcp_settings_map_to_sysctls_and_routes() -> None:
         ({"tso": False}, "tcp.tso", "always sends TSO/GSO bursts"),
         ({"min_rto": "200500us"}, "tcp.min_rto", "expected whole milliseconds"),
         ({"max_rto": "200s"}, "tcp.max_rto", "from 1s to 120s"),
+        ({"preamble": "none"}, "tcp.preamble", "expected 'iperf3' or unset on the testbed"),
+        ({"preamble": "handshake"}, "tcp.preamble", "its flows are iperf3's"),
     ],
 )
 def test_what_cannot_be_applied_is_refused(tcp: dict[str, Any], field: str, allowed: str) -> None:

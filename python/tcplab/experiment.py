@@ -107,8 +107,8 @@ SIMULATOR_ONLY_TCP = ("tso",)
 #: 1, ``tcp_rmem`` from 128 KB up to ``rwnd``). Written out so that the simulator runs them too, they
 #: change nothing on the testbed, so a testbed run's key takes them unset in ``[tcp]`` and in
 #: every flow (tests/test_testbed.py checks the namespaces' values against what the testbed
-#: writes for these).
-KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True, "rcvbuf_autotuning": True}
+#: writes for these). ``preamble = "iperf3"`` is what the testbed's iperf3 flows always send first.
+KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True, "rcvbuf_autotuning": True, "preamble": "iperf3"}
 
 
 #: What a testbed run's key leaves out, as a scenario file names it.
@@ -119,7 +119,7 @@ def _as_the_testbed_runs(settings: Any, kernel_defaults_unset: bool) -> Any:
     """``[tcp]`` or a flow, with what the testbed's hosts do whatever it says taken unset."""
     unset = dict.fromkeys(SIMULATOR_ONLY_TCP)
     if kernel_defaults_unset:
-        unset |= {name: None for name, value in KERNEL_DEFAULT_TCP.items() if getattr(settings, name) is value}
+        unset |= {name: None for name, value in KERNEL_DEFAULT_TCP.items() if getattr(settings, name) == value}
     return settings.model_copy(update=unset)
 
 

@@ -41,9 +41,19 @@ TS_TICK_NS = 1_000_000
 SERVER_PORT = 5201
 CLIENT_PORT_BASE = 50000
 
-_KIND_DATA, _KIND_ACK = 0, 1  # engine Kind codes (net/packet.rs)
+_KIND_DATA, _KIND_ACK, _KIND_SETUP, _KIND_SETUP_ACK = 0, 1, 5, 6  # engine Kind codes (net/packet.rs)
+_TH_SYN = 0x02
 _TH_ACK = 0x10
 _TH_PUSH = 0x08
+#: The preamble's round trips (transport/tcp/setup.rs): (a SYN and SYN-ACK, on the data
+#: connection) for each; iperf3's first three are on its control connection.
+_PREAMBLE_STEPS = {
+    "none": [],
+    "handshake": [(True, True)],
+    "iperf3": [(True, False), (False, False), (False, False), (True, True), (False, True)],
+}
+#: Base of the senders' ports of iperf3's control connections.
+CONTROL_PORT_BASE = 49000
 _NOP = b"\x01"
 
 
@@ -163,8 +173,24 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
     win = min(rwnd >> scale, 0xFFFF)
     isn_s, isn_r = isn(f), receiver_isn(f)
 
+    steps = _PREAMBLE_STEPS[fs.get("preamble", "none")]
+    # The preamble's bytes, per connection and side, relative to each ISN: for each step the span
+    # [first, end) of the client's request and of the server's answer. The data connection's
+    # client bytes before the data (iperf3's cookie) come first in its sequence space.
+    conn_isn = {True: (isn_s, isn_r), False: ((isn_s + 500_000) & 0xFFFFFFFF, (isn_r + 500_000) & 0xFFFFFFFF)}
+    spans: dict[tuple[int, bool], tuple[int, int]] = {}  # (step, from the client) -> [first, end)
+    sent = {(conn, side): 1 for conn in (True, False) for side in (True, False)}
+    header_len = 20 + 20 + (12 if timestamps else 0)
+    for k, (syn, data_conn) in enumerate(steps):
+        lengths = (0, 0) if syn else tuple(n - header_len for n in _setup_sizes(k, fs["preamble"], timestamps))
+        for side, n in zip((True, False), lengths):
+            first = sent[(data_conn, side)]
+            spans[(k, side)] = (first, first + n)
+            sent[(data_conn, side)] = first + n
+    data_offset = sent[(True, True)] - 1
+
     def seq_bytes(segment: int) -> int:
-        return (isn_s + 1 + segment * mss) & 0xFFFFFFFF
+        return (isn_s + 1 + data_offset + segment * mss) & 0xFFFFFFFF
 
     def ticks(ns: int) -> int:
         # TSval clock: 1 ms ticks from 1 at time 0; an engine TSecr of 0 means none yet (RFC 7323 §3.2).
@@ -187,11 +213,17 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
                 for k in range(n_sack)
             )
             opts += _NOP + _NOP + struct.pack("!BB", 5, 2 + 8 * n_sack) + blocks
+        if kind in (_KIND_SETUP, _KIND_SETUP_ACK):
+            raw = _setup_packet(dpkt, kind == _KIND_SETUP, int(cols["seq"][i]), steps, spans, conn_isn, opts, timestamps,
+                                (src_ip, dst_ip), (sport if steps[int(cols["seq"][i])][1] else CONTROL_PORT_BASE + f, dport),
+                                int(cols["size_bytes"][i]), header_len, (min(rwnd, 0xFFFF), win), len(out), mss + (12 if timestamps else 0), scale)
+            out.append(raw)
+            continue
         if kind == _KIND_DATA:
-            tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq_bytes(int(cols["seq"][i])), ack=isn_r + 1, data=payload)
+            tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq_bytes(int(cols["seq"][i])), ack=(isn_r + sent[(True, False)]) & 0xFFFFFFFF, data=payload)
             ip_src, ip_dst = src_ip, dst_ip
         elif kind == _KIND_ACK:
-            tcp = dpkt.tcp.TCP(sport=dport, dport=sport, seq=isn_r + 1, ack=seq_bytes(int(cols["ack"][i])), data=b"")
+            tcp = dpkt.tcp.TCP(sport=dport, dport=sport, seq=(isn_r + sent[(True, False)]) & 0xFFFFFFFF, ack=seq_bytes(int(cols["ack"][i])), data=b"")
             ip_src, ip_dst = dst_ip, src_ip
         else:  # pragma: no cover - resolve_flow admits TCP flows only
             raise ValueError(f"packet kind {kind} is not TCP")
@@ -209,6 +241,51 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
             raise ValueError(f"built a {len(raw)}-byte packet for the engine's {size}-byte one (header_bytes {header})")
         out.append(raw)
     return out, t
+
+
+#: IP bytes of the preamble's requests and answers that carry data (setup.rs), with timestamps.
+_SETUP_SIZES = {("iperf3", 1): (89, 53), ("iperf3", 2): (206, 53), ("iperf3", 4): (89, 52)}
+
+
+def _setup_sizes(step: int, preamble: str, timestamps: bool) -> tuple[int, int]:
+    request, reply = _SETUP_SIZES[(preamble, step)]
+    less = 0 if timestamps else 12
+    return request - less, reply - less
+
+
+def _setup_packet(dpkt: Any, request: bool, step: int, steps: list[tuple[bool, bool]], spans: dict[tuple[int, bool], tuple[int, int]],
+                  conn_isn: dict[bool, tuple[int, int]], opts: bytes, timestamps: bool, ips: tuple[bytes, bytes],
+                  ports: tuple[int, int], size: int, header_len: int, windows: tuple[int, int], ip_id: int, mss_option: int, wscale: int) -> bytes:
+    """One packet of the preamble: a SYN or SYN-ACK, or a segment with the application's bytes
+    (iperf3's cookie, state messages and parameters; zeros here). A request acknowledges the
+    server's bytes so far; its answer acknowledges the request too."""
+    syn, data_conn = steps[step]
+    client_isn, server_isn = conn_isn[data_conn]
+    mine, theirs = (client_isn, server_isn) if request else (server_isn, client_isn)
+    if syn:
+        # Linux's SYN options: MSS, SACK permitted, timestamps, NOP, window scale; without
+        # timestamps, NOP-padded.
+        sack_ts = b"\x04\x02" + opts[2:] if timestamps else b"\x01\x01\x04\x02"
+        tcp = dpkt.tcp.TCP(seq=mine, ack=0 if request else (theirs + 1) & 0xFFFFFFFF, data=b"")
+        tcp.flags = _TH_SYN | (0 if request else _TH_ACK)
+        tcp.opts = struct.pack("!BBH", 2, 4, mss_option) + sack_ts + b"\x01" + struct.pack("!BBB", 3, 3, wscale)
+    else:
+        first, end = spans[(step, request)]
+        other_first, other_end = spans[(step, not request)]
+        acked = other_first if request else other_end
+        tcp = dpkt.tcp.TCP(seq=(mine + first) & 0xFFFFFFFF, ack=(theirs + acked) & 0xFFFFFFFF, data=bytes(end - first))
+        tcp.flags = _TH_ACK | (_TH_PUSH if end > first else 0)
+        tcp.opts = opts
+    tcp.sport, tcp.dport = ports if request else ports[::-1]
+    tcp.win = windows[0] if syn else windows[1]  # a SYN's window is not scaled (RFC 7323 §2.2)
+    tcp.off = (20 + len(tcp.opts)) // 4
+    src, dst = ips if request else ips[::-1]
+    ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=ip_id & 0xFFFF, data=tcp)
+    ip.len = 20 + len(tcp)
+    raw = bytes(ip)
+    if len(raw) != size:
+        raise ValueError(f"built a {len(raw)}-byte preamble packet for the engine's {size}-byte one")
+    return raw
 
 
 def write_pcap(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint, path: str | os.PathLike[str]) -> int:

@@ -345,6 +345,8 @@ impl Simulation {
         match (&mut flow.ends, pkt.kind) {
             (Endpoints::Tcp { receiver, .. }, Kind::Data) => receiver.on_data(pkt, now, &mut out),
             (Endpoints::Tcp { sender, .. }, Kind::Ack) => sender.on_ack(pkt, now, &mut out),
+            (Endpoints::Tcp { receiver, .. }, Kind::Setup) => receiver.on_setup(pkt, now, &mut out),
+            (Endpoints::Tcp { sender, .. }, Kind::SetupAck) => sender.on_setup_ack(pkt, now, &mut out),
             (Endpoints::Cbr { sink, .. }, Kind::Udp) => sink.on_datagram(pkt, now),
             (Endpoints::Dccp { receiver, .. }, Kind::DccpData) => receiver.on_data(pkt, now, &mut out),
             (Endpoints::Dccp { sender, .. }, Kind::DccpAck) => sender.on_ack(pkt, now, &mut out),

@@ -145,6 +145,21 @@ impl FlowSpec {
     }
 }
 
+/// What crosses the path before a TCP flow's data (transport::tcp::setup, docs/tcp.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preamble {
+    /// None: the data starts at the flow's start.
+    #[default]
+    None,
+    /// A three-way handshake: SYN, SYN-ACK, then the data with the handshake's last ACK.
+    Handshake,
+    /// What iperf3 sends first: its control connection's handshake, cookie and parameters, then
+    /// the data connection's handshake and cookie; the data starts when the server's answer to
+    /// that cookie arrives (its test-start message leaves with it).
+    Iperf3,
+}
+
 /// Loss recovery, chosen independently of congestion control.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -201,6 +216,10 @@ pub struct TcpSpec {
     /// (transport::tcp::rcvbuf). Off (the default): the window is `rwnd_bytes` from the start.
     #[serde(default)]
     pub rcvbuf_autotuning: bool,
+    /// What crosses the path before the data: nothing (the default), a handshake, or iperf3's
+    /// connection set-up (`Preamble`).
+    #[serde(default)]
+    pub preamble: Preamble,
     #[serde(default = "yes")]
     pub delayed_ack: bool,
     #[serde(default = "default_delack")]

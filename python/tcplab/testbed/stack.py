@@ -35,6 +35,8 @@ the value and what the testbed can do, before anything is built:
 ``tso = false``               refused: Linux's TCP always sends GSO bursts (the veths' TSO/GSO being
                               off only moves the splitting into the stack); ``tso`` leaves the
                               testbed run's key alone
+``preamble``                  only ``"iperf3"`` (or unset): the flows are iperf3's and open as
+                              iperf3 does; ``"iperf3"`` leaves the testbed run's key alone
 ``cc_params``/``[cc.<name>]`` refused: congestion-control module parameters are host-wide
 ============================  ===================================================================
 
@@ -171,6 +173,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         raise _refuse(flow, i, "initial_rto", str(tcp.initial_rto), "expected 1s on the testbed (Linux's TCP_TIMEOUT_INIT has no setting)")
     if tcp.prr is False:
         raise _refuse(flow, i, "prr", False, "expected true or unset on the testbed (Linux always recovers with PRR, RFC 6937)")
+    if tcp.preamble not in (None, "iperf3"):
+        raise _refuse(flow, i, "preamble", tcp.preamble, "expected 'iperf3' or unset on the testbed (its flows are iperf3's, which always opens a control connection, then the data connection with its cookie)")
     if tcp.tso is False:
         raise _refuse(flow, i, "tso", False, "expected true or unset on the testbed (Linux's TCP always sends TSO/GSO bursts)")
     if tcp.min_rto.ns % 1_000_000:

@@ -16,6 +16,10 @@ pub enum Kind {
     DccpData,
     /// A DCCP-Ack packet carrying an Ack Vector (RFC 4340 §11.4).
     DccpAck,
+    /// A TCP flow's preamble, before its data (transport::tcp::setup): a request, `seq` its
+    /// step, and the receiver's answer to it.
+    Setup,
+    SetupAck,
 }
 
 impl Kind {

@@ -5,6 +5,7 @@ pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
+pub mod setup;
 pub mod sender;
 
 pub use receiver::TcpReceiver;

@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 
 use super::rcvbuf::RcvBuf;
 use super::rtt::ts_rtt_ns;
+use super::setup::{self, Step};
 use crate::ids::{FlowId, NodeId};
 use crate::measure::Histogram;
 use crate::net::packet::{Kind, Packet, MAX_SACK_BLOCKS};
@@ -108,6 +109,8 @@ pub struct TcpReceiver {
     /// Linux's receive-buffer autotuning and the window it advertises (the flow's
     /// `rcvbuf_autotuning`); without it the window is `rwnd`, fixed.
     pub rcvbuf: Option<RcvBuf>,
+    /// The preamble's round trips (`setup`): what each request means here.
+    setup: &'static [Step],
     /// The delayed-ACK timer, and the compressed-ACK timer while out-of-order data is held
     /// (either fires one ACK).
     pub delack_timer: TimerSlot,
@@ -144,6 +147,7 @@ impl TcpReceiver {
             rcv_rtt_last_tsecr: 0,
             rcv_rtt_win: None,
             rcvbuf: spec.rcvbuf_autotuning.then(|| RcvBuf::new(spec.mss_bytes, spec.rwnd_bytes)),
+            setup: setup::steps(spec.preamble),
             delack_timer: TimerSlot::default(),
             stats: ReceiverStats::default(),
         }
@@ -207,6 +211,29 @@ impl TcpReceiver {
             self.incr_quickack(MAX_QUICKACKS);
             self.send_ack(now, out);
         }
+    }
+
+    /// A request of the flow's preamble arrived: it is answered at once, the answer echoing its
+    /// timestamp. The data connection's cookie (with the handshake's last ACK) establishes this
+    /// side: the first receive-buffer measurement starts (`tcp_init_buffer_space`), and, as the
+    /// first payload, it starts quick-ACK mode (`tcp_event_data_recv`), whose first ACK answers it.
+    pub fn on_setup(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
+        let Some(step) = self.setup.get(p.seq as usize) else { return };
+        if step.establishes && self.last_data_ns.is_none() {
+            if let Some(b) = &mut self.rcvbuf {
+                b.start(now);
+            }
+            if self.sack_compression {
+                self.incr_quickack(self.first_quickacks());
+                self.quick = self.quick.saturating_sub(1);
+            }
+            self.last_data_ns = Some(now);
+        }
+        let mut a = Packet::new(self.flow, self.peer, Kind::SetupAck, step.sizes(self.timestamps).1);
+        a.seq = p.seq;
+        a.ts_val_ns = now;
+        a.ts_ecr_ns = if self.timestamps { p.ts_val_ns } else { 0 };
+        out.push(a);
     }
 
     /// The quick ACKs a connection starts with (`tcp_incr_quickack` at the first segment):

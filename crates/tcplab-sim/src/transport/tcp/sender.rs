@@ -38,6 +38,7 @@ use super::rate::{self, RateAcc};
 use super::rcvbuf::syn_window_bytes;
 use super::rtt::{ts_rtt_ns, RttEstimator};
 use super::scoreboard::Scoreboard;
+use super::setup::{self, Step, SYN_TIMEOUT_NS};
 use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
 use crate::rng::Rng;
@@ -83,6 +84,8 @@ pub enum XmitTimer {
     Reorder,
     /// Tail loss probe (`ICSK_TIME_LOSS_PROBE`).
     Probe,
+    /// The preamble's request is answered by then or sent again.
+    Setup,
 }
 
 /// Linux paces only once this many data segments have gone out (`data_segs_out >= 10` in
@@ -165,6 +168,16 @@ pub struct TcpSender {
     tlp_retrans: bool,
     /// Fires at `tp.wstamp_ns` when pacing held a segment back.
     pub pace_timer: TimerSlot,
+    /// The preamble's round trips (`setup`), the one under way (all done: the data flows), when
+    /// its request was first sent, how often it was sent again, and the timeout of a request
+    /// after the first RTT sample (a connection's RTO after one measurement).
+    setup: &'static [Step],
+    setup_step: usize,
+    setup_sent_ns: Nanos,
+    setup_tries: u32,
+    setup_rto_ns: Nanos,
+    /// The preamble's request is out and unanswered (else the timer is the wait after its answer).
+    setup_awaits_answer: bool,
     pub stats: SenderStats,
 }
 
@@ -220,6 +233,12 @@ impl TcpSender {
             tlp_high_seq: None,
             tlp_retrans: false,
             pace_timer: TimerSlot::default(),
+            setup: setup::steps(spec.preamble),
+            setup_step: 0,
+            setup_sent_ns: 0,
+            setup_tries: 0,
+            setup_rto_ns: 0,
+            setup_awaits_answer: false,
             stats: SenderStats::default(),
         }
     }
@@ -243,10 +262,87 @@ impl TcpSender {
         self.sb.in_flight() as u64 * self.mss_bytes as u64
     }
 
-    /// The application starts writing (iperf connects): the congestion control is initialised
-    /// now, as Linux does when the connection is established.
+    /// The application starts (iperf3 connects): the preamble's first request, or, without one,
+    /// the data.
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.active = true;
+        if self.setup.is_empty() {
+            self.begin_data(now, out);
+        } else {
+            self.send_setup(now, out);
+        }
+    }
+
+    /// The preamble's current request, first sent or sent again; its timer backs off from a SYN's
+    /// 1 s (Linux `TCP_TIMEOUT_INIT`), or from the RTO its connection's handshake gave.
+    fn send_setup(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        let step = self.setup[self.setup_step];
+        let mut p = Packet::new(self.flow, self.dst, Kind::Setup, step.sizes(self.timestamps).0);
+        p.seq = self.setup_step as u32;
+        p.ts_val_ns = now;
+        p.ts_ecr_ns = self.tp.rcv_tsval_ns;
+        if self.setup_tries == 0 {
+            self.setup_sent_ns = now;
+        }
+        let timeout = if step.syn || self.setup_rto_ns == 0 { SYN_TIMEOUT_NS } else { self.setup_rto_ns };
+        self.rto_timer.deadline = Some(now + timeout.saturating_mul(1 << self.setup_tries.min(20)).min(self.rtt.max_rto_ns()));
+        self.xmit_timer = XmitTimer::Setup;
+        self.setup_awaits_answer = true;
+        out.push(p);
+    }
+
+    /// The receiver answered the preamble's current request: its round trip gives an RTT (the
+    /// first try's, else, by Karn's rule, the echoed timestamp's); the data connection's SYN-ACK
+    /// gives the connection its first sample (Linux `tcp_ack` on the SYN-ACK: srtt, RTO, min
+    /// RTT). The next request follows, or, after the last, the data.
+    pub fn on_setup_ack(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
+        if !self.setup_awaits_answer || p.seq as usize != self.setup_step {
+            return; // the answer to a request sent again
+        }
+        let step = self.setup[self.setup_step];
+        let rtt = if self.setup_tries == 0 {
+            Some(now - self.setup_sent_ns)
+        } else {
+            (self.timestamps && p.ts_ecr_ns > 0).then(|| ts_rtt_ns(now, p.ts_ecr_ns))
+        };
+        if let Some(r) = rtt {
+            // RFC 6298 (2.2): srtt = R, rttvar = R/2, RTO = R + max(4·rttvar, min RTO).
+            self.setup_rto_ns = r + (2 * r).max(self.rtt.min_rto_ns());
+            if step.data_syn() {
+                self.rtt.sample(r);
+                self.tp.srtt_ns = self.rtt.srtt_ns;
+                self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(r);
+            }
+        }
+        if self.timestamps {
+            self.tp.rcv_tsval_ns = p.ts_val_ns;
+        }
+        self.setup_step += 1;
+        self.setup_tries = 0;
+        self.setup_awaits_answer = false;
+        if step.then_ns > 0 {
+            self.rto_timer.deadline = Some(now + step.then_ns);
+            return;
+        }
+        self.rto_timer.deadline = None;
+        self.setup_next(now, out);
+    }
+
+    /// The preamble goes on: its next request, or, after the last, the data.
+    fn setup_next(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if self.setup_step < self.setup.len() {
+            self.send_setup(now, out);
+        } else {
+            self.xmit_timer = XmitTimer::Rto;
+            if self.active {
+                self.begin_data(now, out);
+            }
+        }
+    }
+
+    /// The connection is established and the application writes: the congestion control is
+    /// initialised now, as Linux does at the end of the handshake.
+    fn begin_data(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.tp.now_ns = now;
         self.cc.init(&mut self.tp);
         // An algorithm that sets a pacing rate in `init` paces (Linux `SK_PACING_NEEDED`).
@@ -923,6 +1019,12 @@ impl TcpSender {
             XmitTimer::Rto => self.on_retransmission_timeout(now, out),
             XmitTimer::Reorder => self.on_reorder_timeout(now, out),
             XmitTimer::Probe => self.on_loss_probe(now, out),
+            // A request unanswered (sent again), or the wait after an answer over.
+            XmitTimer::Setup if self.setup_awaits_answer => {
+                self.setup_tries += 1;
+                self.send_setup(now, out);
+            }
+            XmitTimer::Setup => self.setup_next(now, out),
         }
     }
 
