@@ -202,6 +202,21 @@ def test_flow_errors_are_relative_to_t_per_flow_and_cell() -> None:
     summary = analysis.flow_error_summary(analysis.flow_errors(s, t), 0.10)
     assert (summary["cells"], summary["cells_within"], summary["flows"], summary["flows_within"]) == (2, 1, 4, 2)
     assert summary["max_abs_error"] == pytest.approx(0.125)
+    # Two replications a side: neither error is beyond the runs' spread.
+    assert e.loc[("25ms", 1), "p"] > 0.05 and summary["flows_off_significant"] == 0
+
+
+def test_an_error_within_the_runs_spread_is_told_from_one_beyond_it() -> None:
+    s = _cells({"25ms": [0.9] * 4})
+    t = _cells({"25ms": [0.8] * 4})
+    # flow 1: +12.5%, both sets tight; flow 2: -13%, both sets spread over 20 Mb/s.
+    s["flow1_mbps"], t["flow1_mbps"] = [44.0, 45.0, 46.0, 45.0], [40.0, 41.0, 39.0, 40.0]
+    s["flow2_mbps"], t["flow2_mbps"] = [40.0, 60.0, 45.0, 55.0], [65.0, 45.0, 70.0, 50.0]
+    e = analysis.flow_errors(s, t).set_index("flow")
+    assert e.loc[1, "error"] == pytest.approx(0.125) and e.loc[1, "p"] < 1e-3
+    assert e.loc[2, "error"] == pytest.approx(-7.5 / 57.5) and e.loc[2, "p"] > 0.3
+    summary = analysis.flow_error_summary(analysis.flow_errors(s, t), 0.10)
+    assert (summary["flows_within"], summary["flows_off_significant"]) == (0, 1)
 
 
 def test_compare_of_real_stores(runs_table: pd.DataFrame, tiny_other_store: Path) -> None:

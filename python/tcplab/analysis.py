@@ -729,8 +729,10 @@ def flow_errors(s_table: pd.DataFrame, t_table: pd.DataFrame, by: Sequence[str] 
     question (two sets can agree on JFI while both flows are off by the same factor).
 
     One row per cell and flow: the cell's axes, ``flow`` (1-based), ``S`` and ``T`` (the flow's
-    mean throughput over the valid replications, Mb/s), ``S_std``, ``T_std``, ``D = S − T`` and
-    ``error = D / T`` (relative to T). Raises :class:`ResultsError` as :func:`compare` does.
+    mean throughput over the valid replications, Mb/s), ``S_std``, ``T_std``, ``D = S − T``,
+    ``error = D / T`` (relative to T) and ``p``, Welch's t-test of the two sets of replications
+    (NaN when it is undefined): a large error with a large p is within the runs' own spread.
+    Raises :class:`ResultsError` as :func:`compare` does.
     """
     flows = sorted(
         (c for c in s_table.columns if c.startswith("flow") and c.endswith("_mbps") and c in t_table.columns),
@@ -745,16 +747,20 @@ def flow_errors(s_table: pd.DataFrame, t_table: pd.DataFrame, by: Sequence[str] 
         for name in ("S", "S_std", "T", "T_std", "D"):
             part[name] = c[name]
         part["error"] = c["D"] / c["T"].where(c["T"] > 0)
+        part["p"] = c["p"]
         parts.append(part)
     if not parts:
         raise ResultsError("compare", "flows", "expected per-flow throughput (flowN_mbps) in both result sets")
     return pd.concat(parts, ignore_index=True)
 
 
-def flow_error_summary(errors: pd.DataFrame, tolerance: float = 0.10) -> dict[str, float | int]:
+def flow_error_summary(errors: pd.DataFrame, tolerance: float = 0.10, alpha: float = 0.05) -> dict[str, float | int]:
     """``cells``, ``cells_within`` (cells where every flow's |error| ≤ ``tolerance``),
-    ``flows_within`` of ``flows``, ``mean_abs_error`` and ``max_abs_error`` (relative)."""
-    keys = [k for k in errors.columns if k not in ("flow", "S", "S_std", "T", "T_std", "D", "error")]
+    ``flows_within`` of ``flows``, ``mean_abs_error`` and ``max_abs_error`` (relative), and
+    ``flows_off_significant``: of the flows outside the tolerance, those whose two sets of
+    replications differ by Welch's t-test at ``alpha`` (the others are off by no more than the
+    runs' own spread can make them)."""
+    keys = [k for k in errors.columns if k not in ("flow", "S", "S_std", "T", "T_std", "D", "error", "p")]
     within = errors["error"].abs() <= tolerance
     per_cell = within.groupby([errors[k].astype(str) for k in keys]).all() if keys else pd.Series([within.all()])
     return {
@@ -762,6 +768,7 @@ def flow_error_summary(errors: pd.DataFrame, tolerance: float = 0.10) -> dict[st
         "cells_within": int(per_cell.sum()),
         "flows": int(len(errors)),
         "flows_within": int(within.sum()),
+        "flows_off_significant": int((~within & (errors["p"] < alpha)).sum()) if "p" in errors else 0,
         "mean_abs_error": float(errors["error"].abs().mean()),
         "max_abs_error": float(errors["error"].abs().max()),
     }

@@ -62,6 +62,9 @@ def _compare(args: argparse.Namespace) -> int:
             f"per-flow mean throughput, error (S − T)/T: mean |error| {fs['mean_abs_error']:.1%}, max {fs['max_abs_error']:.1%}; "
             f"within {FLOW_TOLERANCE:.0%}: {fs['flows_within']} of {fs['flows']} flows, every flow in {fs['cells_within']} of {fs['cells']} cells"
         )
+        off = fs["flows"] - fs["flows_within"]
+        if off:
+            print(f"of the {off} flows outside {FLOW_TOLERANCE:.0%}, {fs['flows_off_significant']} differ beyond the replications' spread (Welch's t-test p < 0.05)")
     if out is not None:
         from . import plots
 
