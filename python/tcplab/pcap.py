@@ -45,13 +45,6 @@ _KIND_DATA, _KIND_ACK, _KIND_SETUP, _KIND_SETUP_ACK = 0, 1, 5, 6  # engine Kind 
 _TH_SYN = 0x02
 _TH_ACK = 0x10
 _TH_PUSH = 0x08
-#: The preamble's round trips (transport/tcp/setup.rs): (a SYN and SYN-ACK, on the data
-#: connection) for each; iperf3's first three are on its control connection.
-_PREAMBLE_STEPS = {
-    "none": [],
-    "handshake": [(True, True)],
-    "iperf3": [(True, False), (False, False), (False, False), (True, True), (False, True)],
-}
 #: Base of the senders' ports of iperf3's control connections.
 CONTROL_PORT_BASE = 49000
 _NOP = b"\x01"
@@ -173,7 +166,12 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
     win = min(rwnd >> scale, 0xFFFF)
     isn_s, isn_r = isn(f), receiver_isn(f)
 
-    steps = _PREAMBLE_STEPS[fs.get("preamble", "none")]
+    # The preamble's round trips, from the engine (transport/tcp/setup.rs): (a SYN and SYN-ACK,
+    # on the data connection) for each; iperf3's first three are on its control connection.
+    from . import _core
+
+    step_list = _core.preamble_steps(fs.get("preamble", "none"), timestamps)
+    steps = [(s["syn"], s["data_connection"]) for s in step_list]
     # The preamble's bytes, per connection and side, relative to each ISN: for each step the span
     # [first, end) of the client's request and of the server's answer. The data connection's
     # client bytes before the data (iperf3's cookie) come first in its sequence space.
@@ -182,7 +180,7 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
     sent = {(conn, side): 1 for conn in (True, False) for side in (True, False)}
     header_len = 20 + 20 + (12 if timestamps else 0)
     for k, (syn, data_conn) in enumerate(steps):
-        lengths = (0, 0) if syn else tuple(n - header_len for n in _setup_sizes(k, fs["preamble"], timestamps))
+        lengths = (0, 0) if syn else (step_list[k]["request_bytes"] - header_len, step_list[k]["reply_bytes"] - header_len)
         for side, n in zip((True, False), lengths):
             first = sent[(data_conn, side)]
             spans[(k, side)] = (first, first + n)
@@ -241,16 +239,6 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
             raise ValueError(f"built a {len(raw)}-byte packet for the engine's {size}-byte one (header_bytes {header})")
         out.append(raw)
     return out, t
-
-
-#: IP bytes of the preamble's requests and answers that carry data (setup.rs), with timestamps.
-_SETUP_SIZES = {("iperf3", 1): (89, 53), ("iperf3", 2): (206, 53), ("iperf3", 4): (89, 52)}
-
-
-def _setup_sizes(step: int, preamble: str, timestamps: bool) -> tuple[int, int]:
-    request, reply = _SETUP_SIZES[(preamble, step)]
-    less = 0 if timestamps else 12
-    return request - less, reply - less
 
 
 def _setup_packet(dpkt: Any, request: bool, step: int, steps: list[tuple[bool, bool]], spans: dict[tuple[int, bool], tuple[int, int]],

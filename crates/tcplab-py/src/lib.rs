@@ -107,12 +107,38 @@ fn cc_profiles() -> Vec<&'static str> {
     tcplab_sim::cc::profile_names()
 }
 
+/// The round trips a TCP flow's `preamble` ("none", "handshake", "iperf3") sends before its data,
+/// as dicts: syn, data_connection, request_bytes, reply_bytes (IP bytes with or without
+/// timestamps).
+#[pyfunction]
+fn preamble_steps<'py>(py: Python<'py>, preamble: &str, timestamps: bool) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let which = match preamble {
+        "none" => tcplab_sim::spec::Preamble::None,
+        "handshake" => tcplab_sim::spec::Preamble::Handshake,
+        "iperf3" => tcplab_sim::spec::Preamble::Iperf3,
+        other => return Err(PyValueError::new_err(format!("preamble '{other}': expected 'none', 'handshake' or 'iperf3'"))),
+    };
+    tcplab_sim::transport::tcp::setup::steps(which)
+        .iter()
+        .map(|s| {
+            let d = PyDict::new(py);
+            let (request, reply) = s.sizes(timestamps);
+            d.set_item("syn", s.syn)?;
+            d.set_item("data_connection", s.data_connection)?;
+            d.set_item("request_bytes", request)?;
+            d.set_item("reply_bytes", reply)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(cc_profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(preamble_steps, m)?)?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
     Ok(())
 }
