@@ -54,11 +54,6 @@ impl RttEstimator {
         self.min_rto_ns
     }
 
-    /// The RTO's ceiling (Linux `TCP_RTO_MAX`).
-    pub fn max_rto_ns(&self) -> Nanos {
-        self.max_rto_ns
-    }
-
     /// The timeout after `backoff` consecutive expiries (RFC 6298 (5.5): doubling, capped).
     pub fn rto(&self, backoff: u32) -> Nanos {
         self.rto_ns.saturating_mul(1u64 << backoff.min(20)).min(self.max_rto_ns)

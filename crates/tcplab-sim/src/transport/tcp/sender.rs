@@ -38,7 +38,7 @@ use super::rate::{self, RateAcc};
 use super::rcvbuf::syn_window_bytes;
 use super::rtt::{ts_rtt_ns, RttEstimator};
 use super::scoreboard::Scoreboard;
-use super::setup::{self, Step, SYN_TIMEOUT_NS};
+use super::setup::{self, Step};
 use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
 use crate::rng::Rng;
@@ -169,13 +169,13 @@ pub struct TcpSender {
     /// Fires at `tp.wstamp_ns` when pacing held a segment back.
     pub pace_timer: TimerSlot,
     /// The preamble's round trips (`setup`), the one under way (all done: the data flows), when
-    /// its request was first sent, how often it was sent again, and the timeout of a request
-    /// after the first RTT sample (a connection's RTO after one measurement).
+    /// its request was first sent, how often it was sent again, and the RTT estimator of the
+    /// connection it is on (its requests' retransmission timer).
     setup: &'static [Step],
     setup_step: usize,
     setup_sent_ns: Nanos,
     setup_tries: u32,
-    setup_rto_ns: Nanos,
+    setup_rtt: RttEstimator,
     /// The preamble's request is out and unanswered (else the timer is the wait after its answer).
     setup_awaits_answer: bool,
     pub stats: SenderStats,
@@ -237,7 +237,7 @@ impl TcpSender {
             setup_step: 0,
             setup_sent_ns: 0,
             setup_tries: 0,
-            setup_rto_ns: 0,
+            setup_rtt: RttEstimator::new(spec.initial_rto_ns, spec.min_rto_ns, spec.max_rto_ns),
             setup_awaits_answer: false,
             stats: SenderStats::default(),
         }
@@ -273,8 +273,9 @@ impl TcpSender {
         }
     }
 
-    /// The preamble's current request, first sent or sent again; its timer backs off from a SYN's
-    /// 1 s (Linux `TCP_TIMEOUT_INIT`), or from the RTO its connection's handshake gave.
+    /// The preamble's current request, first sent or sent again; its timer is its connection's
+    /// RTO, backed off: a SYN opens a connection, whose RTO before a sample is `initial_rto`
+    /// (Linux `TCP_TIMEOUT_INIT`, 1 s).
     fn send_setup(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let step = self.setup[self.setup_step];
         let mut p = Packet::new(self.flow, self.dst, Kind::Setup, step.sizes(self.timestamps).0);
@@ -283,9 +284,12 @@ impl TcpSender {
         p.ts_ecr_ns = self.tp.rcv_tsval_ns;
         if self.setup_tries == 0 {
             self.setup_sent_ns = now;
+            if step.syn {
+                // The data connection's own estimator has no sample yet: a fresh one.
+                self.setup_rtt = self.rtt;
+            }
         }
-        let timeout = if step.syn || self.setup_rto_ns == 0 { SYN_TIMEOUT_NS } else { self.setup_rto_ns };
-        self.rto_timer.deadline = Some(now + timeout.saturating_mul(1 << self.setup_tries.min(20)).min(self.rtt.max_rto_ns()));
+        self.rto_timer.deadline = Some(now + self.setup_rtt.rto(self.setup_tries));
         self.xmit_timer = XmitTimer::Setup;
         self.setup_awaits_answer = true;
         out.push(p);
@@ -306,10 +310,9 @@ impl TcpSender {
             (self.timestamps && p.ts_ecr_ns > 0).then(|| ts_rtt_ns(now, p.ts_ecr_ns))
         };
         if let Some(r) = rtt {
-            // RFC 6298 (2.2): srtt = R, rttvar = R/2, RTO = R + max(4·rttvar, min RTO).
-            self.setup_rto_ns = r + (2 * r).max(self.rtt.min_rto_ns());
+            self.setup_rtt.sample(r);
             if step.data_syn() {
-                self.rtt.sample(r);
+                self.rtt = self.setup_rtt;
                 self.tp.srtt_ns = self.rtt.srtt_ns;
                 self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(r);
             }

@@ -24,7 +24,7 @@
 //! message 53, the parameters 206 (a 4-byte length and about 150 bytes of JSON).
 
 use crate::spec::Preamble;
-use crate::time::{Nanos, NS_PER_SEC};
+use crate::time::Nanos;
 
 /// One round trip of the preamble.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,9 +91,6 @@ pub fn steps(preamble: Preamble) -> &'static [Step] {
         Preamble::Iperf3 => &IPERF3,
     }
 }
-
-/// Linux `TCP_TIMEOUT_INIT`: a SYN's first retransmission timeout (RFC 6298 (2.1)).
-pub const SYN_TIMEOUT_NS: Nanos = NS_PER_SEC;
 
 #[cfg(test)]
 mod tests {
