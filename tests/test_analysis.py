@@ -219,6 +219,20 @@ def test_an_error_within_the_runs_spread_is_told_from_one_beyond_it() -> None:
     assert (summary["flows_within"], summary["flows_off_significant"]) == (0, 1)
 
 
+def test_pool_adds_replications_to_the_cells_it_has_and_counts_a_run_once() -> None:
+    base = _cells({"25ms": [0.9, 0.8], "50ms": [0.7, 0.6]})
+    more = _cells({"25ms": [0.5, 0.6, 0.7]}).assign(experiment="x-more", run_id=lambda t: "more-" + t["run_id"])
+    pooled = analysis.pool(base, [("more", more), ("again", more.iloc[:2])])
+    assert len(pooled) == 7 and set(pooled["experiment"]) == {"x"} and pooled.attrs["repeated"] == 2
+    c = analysis.compare(pooled, base).set_index("topology.rtt")
+    assert c.loc["25ms", "n_S"] == 5 and c.loc["25ms", "S"] == pytest.approx(0.7)
+    assert c.loc["50ms", "n_S"] == 2 and c.loc["50ms", "S"] == pytest.approx(0.65)
+    with pytest.raises(ResultsError, match=r"^more = \{'topology.rtt': '100ms'\}: expected only cells of the store it adds to"):
+        analysis.pool(base, [("more", _cells({"100ms": [0.5]}))])
+    with pytest.raises(ResultsError, match=r"^more = .*expected the sweep axes of the store it adds to"):
+        analysis.pool(base, [("more", more.assign(**{"topology.buffer": "1bdp"}))])
+
+
 def test_compare_of_real_stores(runs_table: pd.DataFrame, tiny_other_store: Path) -> None:
     same = analysis.compare(runs_table, runs_table)
     assert (same["D"] == 0).all() and not same["significant"].any()
@@ -331,3 +345,25 @@ def test_compare_command(tiny_store: Path, tiny_other_store: Path, tmp_path: Pat
     assert err.count("\n") == 1 and "same grid" in err
     assert main(["compare", str(tiny_store), str(tmp_path / "none.duckdb")]) == 2
     assert "no such file" in capsys.readouterr().err
+    # --more-t: the other grid's runs (20 ms cells only, another experiment) pooled into T's cells
+    assert main(["compare", str(tiny_store), str(tiny_other_store), "--more-t", str(half_store), "--out", str(out_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"T = {tiny_other_store} + {half_store}: jfi" in out
+    pooled = pd.concat([_sql(tiny_other_store, "SELECT point->>'topology.rtt' AS rtt, point->>'topology.buffer' AS buffer, jfi FROM runs"),
+                        _sql(half_store, "SELECT point->>'topology.rtt' AS rtt, point->>'topology.buffer' AS buffer, jfi FROM runs")])
+    t = pooled.groupby(["rtt", "buffer"])["jfi"].agg(["mean", "count"]).reset_index()
+    assert sorted(t["count"]) == [2, 2, 4, 4]
+    written = pd.read_csv(out_dir / "difference.csv")
+    assert sorted(written["n_T"]) == [2, 2, 4, 4] and np.allclose(sorted(written["T"]), sorted(t["mean"]))
+    # a store given twice: its runs count once, and nothing changes
+    assert main(["compare", str(tiny_store), str(tiny_other_store), "--more-t", str(tiny_other_store)]) == 0
+    again = capsys.readouterr().out
+    assert "T: 8 runs found in more than one of its stores counted once" in again
+    assert f"mean |D| {d.abs().mean():.3f}  (range {d.abs().min():.3f}–{d.abs().max():.3f})" in again
+    # runs of cells T does not have, or a missing store: one line, exit 2
+    assert main(["compare", str(half_store), str(half_store), "--more-t", str(tiny_other_store)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"tcplab: error: --more-t {tiny_other_store} = ") and "only cells of the store it adds to" in err
+    assert main(["compare", str(tiny_store), str(tiny_other_store), "--more-s", str(tmp_path / "none.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--more-s = " in err and "no such file" in err

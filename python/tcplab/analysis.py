@@ -78,6 +78,7 @@ __all__ = [
     "aggregate",
     "table",
     "compare",
+    "pool",
     "compare_summary",
     "cbr_curve",
     "experiments",
@@ -775,6 +776,40 @@ def flow_error_summary(errors: pd.DataFrame, tolerance: float = 0.10, alpha: flo
 
 
 _COMPARE_COLUMNS = ("S", "S_std", "T", "T_std", "n_S", "n_T", "D", "C95", "W", "significant", "t", "p")
+
+
+def pool(base: pd.DataFrame, more: Sequence[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
+    """``base`` (a :func:`per_run` table) with the runs of other tables of the same grid added as
+    more replications: e.g. extra testbed runs of a few cells, made from another experiment file
+    with the same settings. Each ``(name, table)`` in ``more`` must have ``base``'s sweep axes and
+    only cells that ``base`` has; a run already in the pool (the same ``run_id``, as in a copy of a
+    store that was then extended) counts once. The pooled runs take ``base``'s experiment name, so
+    that :func:`compare` sees one experiment. ``attrs["repeated"]`` is how many runs were left out
+    as repeats.
+
+    Raises :class:`ResultsError` naming the table whose axes or cells do not fit.
+    """
+    base_axes = axes(base.drop(columns=["pair"], errors="ignore"))
+    keys = [k for k in base_axes if k not in ("experiment", "backend")]
+    grid = set(map(tuple, base[keys].astype(str).to_numpy()))
+    parts, seen, repeated = [base], set(base["run_id"]), 0
+    for name, table in more:
+        their_axes = axes(table.drop(columns=["pair"], errors="ignore"))
+        if their_axes != base_axes:
+            raise ResultsError(name, f"axes {their_axes}", f"expected the sweep axes of the store it adds to: {base_axes}")
+        cells = set(map(tuple, table[keys].astype(str).to_numpy()))
+        if not cells <= grid:
+            extra = sorted(cells - grid)[0]
+            raise ResultsError(name, dict(zip(keys, extra)), "expected only cells of the store it adds to (more replications of them)")
+        fresh = ~table["run_id"].isin(seen)
+        repeated += int((~fresh).sum())
+        seen |= set(table["run_id"])
+        parts.append(table[fresh])
+    out = pd.concat(parts, ignore_index=True)
+    if "experiment" in out.columns and len(base):
+        out["experiment"] = base["experiment"].iloc[0]
+    out.attrs["repeated"] = repeated
+    return out
 
 
 def compare_summary(comparison: pd.DataFrame, alpha: float = 0.05) -> dict[str, float | int]:

@@ -178,6 +178,14 @@ def _add_analysis_commands(commands: Any) -> None:
     compare.add_argument("s_store", metavar="S", help="results store S")
     compare.add_argument("t_store", metavar="T", help="results store T (its replications give Tσ)")
     compare.add_argument("--metric", default="jfi", help="the per-run metric compared (default jfi)")
+    compare.add_argument(
+        "--more-s", metavar="STORE", action="append", default=[],
+        help="add STORE's runs to S as more replications of S's cells (repeatable; a run already in S counts once)",
+    )
+    compare.add_argument(
+        "--more-t", metavar="STORE", action="append", default=[],
+        help="add STORE's runs to T as more replications of T's cells, e.g. extra testbed runs of a few cells (repeatable)",
+    )
     compare.add_argument("--out", metavar="DIR", help="write the difference surface (difference.png, .svg) and difference.csv to DIR")
 
     report = commands.add_parser(

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import analysis
 from .errors import ResultsError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["run", "PAPER_001_MEAN_ABS_DJFI"]
 
@@ -40,14 +44,20 @@ def _compare(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.exists() and not out.is_dir():
         raise ResultsError("--out", args.out, "expected a directory for the figures")
-    s_table, t_table = analysis.per_run(s_frames), analysis.per_run(t_frames)
+    s_table = _pooled(analysis.per_run(s_frames), args.more_s, "--more-s")
+    t_table = _pooled(analysis.per_run(t_frames), args.more_t, "--more-t")
     allowed = [m for m in analysis.metric_columns(s_table) if m in t_table.columns]
     if args.metric not in allowed:
         raise ResultsError("--metric", args.metric, f"expected one of {', '.join(allowed)}")
     comparison = analysis.compare(s_table, t_table, metric=args.metric)
     summary = analysis.compare_summary(comparison)
     names = (Path(args.s_store).stem, Path(args.t_store).stem)
-    print(f"S = {args.s_store}, T = {args.t_store}: {args.metric}, D = S − T over {summary['cells']} cells")
+    s_name = " + ".join([args.s_store, *args.more_s])
+    t_name = " + ".join([args.t_store, *args.more_t])
+    print(f"S = {s_name}, T = {t_name}: {args.metric}, D = S − T over {summary['cells']} cells")
+    for side, table in (("S", s_table), ("T", t_table)):
+        if table.attrs.get("repeated"):
+            print(f"{side}: {table.attrs['repeated']} runs found in more than one of its stores counted once")
     print(f"mean |D| {summary['mean_abs_d']:.3f}  (range {summary['min_abs_d']:.3f}–{summary['max_abs_d']:.3f})")
     if args.metric == "jfi":
         # 001 §4: the JFI of ns-2 and of the authors' testbed differ by 0.04–0.21, 0.087 on average.
@@ -78,6 +88,19 @@ def _compare(args: argparse.Namespace) -> int:
         tables = [out / "difference.csv"] + ([out / "throughput.csv"] if errors is not None else [])
         print("wrote " + ", ".join(str(p) for p in [*tables, *written]))
     return 0
+
+
+def _pooled(table: pd.DataFrame, stores: list[str], option: str) -> pd.DataFrame:
+    """``table`` with the runs of ``stores`` (``--more-s`` / ``--more-t``) added to its cells."""
+    if not stores:
+        return table
+    more = []
+    for store in stores:
+        try:
+            more.append((f"{option} {store}", analysis.per_run(analysis.load_frames(store))))
+        except ResultsError as e:
+            raise ResultsError(option, store, e.allowed) from None
+    return analysis.pool(table, more)
 
 
 def _report(args: argparse.Namespace) -> int:
