@@ -74,6 +74,14 @@ def test_reference_file_is_the_reference_experiment(reference_data: dict) -> Non
     assert from_file.measurement_window == (tcplab.Time(120 * S), tcplab.Time(300 * S))
 
 
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_shipped_scenario_loads_and_lowers_to_an_engine_spec(path: Path) -> None:
+    scenario = load_scenario(path)
+    spec = scenario.to_engine_spec()
+    assert scenario.name == path.stem and len(spec["flows"]) == len(scenario.flows) >= 1
+    json.dumps(spec)
+
+
 def test_quick_file() -> None:
     quick = load_scenario(SCENARIOS / "quick.toml")
     assert quick.duration == tcplab.Time(30 * S)
