@@ -1,6 +1,6 @@
 """When each flow of each run starts losing, from results stores: per run of the chosen cells, each
 flow's mean throughput over the experiment's window and the seconds at which it starts a loss
-episode (a second with retransmissions after more than --gap seconds without), with the segments
+episode (an interval with retransmissions more than --gap seconds after the last), with the segments
 it retransmitted in the episode. Which flow loses at each overflow, run by run, in the simulator's
 and the testbed's stores side by side (docs/validation.md, "Who loses at CUBIC's first overflow"):
 
@@ -12,10 +12,10 @@ prints, for each run, lines like
     validation-testbed  r1  flow1  14.7 Mb/s  2 (3332)  41 (2)  65 (3)  88 (1)  110 (2)
                             flow2  81.8 Mb/s  41 (75)  65 (73)  88 (45)  110 (29)
 
-(the seconds count from the run's start: the episode's first interval begins there).
+(seconds from the run's start: where the episode's first interval begins).
 
 A testbed's per-second retransmissions are iperf3's, placed from each client's launch
-(docs/testbed.md). Invalid runs are listed with their reason and no figures.
+(docs/testbed.md). Invalid runs are listed as such, with no figures.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from tcplab import analysis
 from tcplab.errors import ResultsError
 
 
-def onsets(retrans: pd.Series, gap_s: float) -> list[tuple[int, int]]:
-    """(first second, segments retransmitted) of each loss episode in a flow's per-second
-    retransmissions (indexed by the interval's end in seconds)."""
+def onsets(retrans: pd.Series, gap_s: float) -> list[tuple[float, int]]:
+    """(start, segments retransmitted) of each loss episode in a flow's retransmissions per
+    interval, indexed by each interval's start in seconds: an episode starts at an interval with
+    retransmissions more than ``gap_s`` after the last such interval."""
     episodes: list[list[float]] = []
     last = None
     for t, n in retrans.items():
@@ -42,7 +43,7 @@ def onsets(retrans: pd.Series, gap_s: float) -> list[tuple[int, int]]:
             episodes.append([t, 0.0])
         episodes[-1][1] += n
         last = t
-    return [(int(round(t)) - 1, int(round(n))) for t, n in episodes]
+    return [(t, int(round(n))) for t, n in episodes]
 
 
 def cell_runs(frames: analysis.Frames, cell: dict[str, str], store: str) -> pd.DataFrame:
@@ -64,14 +65,14 @@ def report(path: str, cell: dict[str, str], gap_s: float, width: int) -> list[st
     for run in runs.itertuples(index=False):
         head = f"{name:{width}s}  r{run.replication:<3d}"
         if not run.valid:
-            reason = frames.runs.loc[frames.runs["run_id"] == run.run_id].get("invalid_reason")
-            lines.append(f"{head} invalid" + (f": {reason.iloc[0]}" if reason is not None and len(reason) else ""))
+            lines.append(f"{head}  invalid")
             continue
         iv = frames.intervals[frames.intervals["run_id"] == run.run_id]
         for flow, rows in iv.groupby("flow", sort=True):
             rows = rows.sort_values("t_s")
             mbps = table.loc[run.run_id, f"flow{flow + 1}_mbps"]
-            episodes = "  ".join(f"{t} ({n})" for t, n in onsets(rows.set_index("t_s")["retrans_pkts"], gap_s))
+            starts = rows["t_start_ns"] / 1e9
+            episodes = "  ".join(f"{t:g} ({n})" for t, n in onsets(rows.set_index(starts)["retrans_pkts"], gap_s))
             lines.append(f"{head if flow == 0 else ' ' * len(head)}  flow{flow + 1} {mbps:6.1f} Mb/s  {episodes}")
     return lines
 

@@ -21,11 +21,15 @@ _spec.loader.exec_module(loss_onsets)
 
 
 def test_episodes_start_after_a_quiet_gap_and_sum_their_seconds() -> None:
-    # Retransmissions per second, indexed by each interval's end.
-    r = pd.Series([0, 5, 2, 0, 0, 0, 1, 0, 3, 0, 0, 0, 0, 7], index=range(1, 15), dtype=float)
+    # Retransmissions per second, indexed by each interval's start.
+    r = pd.Series([0, 5, 2, 0, 0, 0, 1, 0, 3, 0, 0, 0, 0, 7], index=range(14), dtype=float)
     assert loss_onsets.onsets(r, 2.0) == [(1, 7), (6, 4), (13, 7)]
     assert loss_onsets.onsets(r, 1.0) == [(1, 7), (6, 1), (8, 3), (13, 7)]
-    assert loss_onsets.onsets(pd.Series([0.0, 0.0], index=[1, 2]), 2.0) == []
+    assert loss_onsets.onsets(pd.Series([0.0, 0.0], index=[0, 1]), 2.0) == []
+    # half-second intervals: the gap is in seconds, not intervals
+    half = pd.Series([1, 0, 0, 0, 1, 0, 0, 0, 0, 1], index=[i / 2 for i in range(10)], dtype=float)
+    assert loss_onsets.onsets(half, 2.0) == [(0.0, 2), (4.5, 1)]
+    assert loss_onsets.onsets(half, 1.6) == [(0.0, 1), (2.0, 1), (4.5, 1)]
 
 
 def test_every_retransmission_of_every_run_is_in_one_episode(tiny_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
