@@ -50,8 +50,7 @@ def cell_runs(frames: analysis.Frames, cell: dict[str, str], store: str) -> pd.D
     runs = frames.runs
     for key, value in cell.items():
         if key not in runs.columns:
-            axes = [c for c in runs.columns if c not in analysis.RUN_COLUMNS]
-            raise ResultsError("--cell", f"{key}={value}", f"expected one of the axes of {store}: {', '.join(axes)}")
+            raise ResultsError("--cell", f"{key}={value}", f"expected one of the axes of {store}: {', '.join(analysis.axes(runs))}")
         runs = runs[runs[key].astype(str) == value]
     return runs.sort_values("replication")
 

@@ -789,14 +789,13 @@ def pool(base: pd.DataFrame, more: Sequence[tuple[str, pd.DataFrame]]) -> pd.Dat
 
     Raises :class:`ResultsError` naming the table whose axes or cells do not fit.
     """
-    base_axes = axes(base.drop(columns=["pair"], errors="ignore"))
-    keys = [k for k in base_axes if k not in ("experiment", "backend")]
+    keys = axes(base.drop(columns=["pair"], errors="ignore"))
     grid = set(map(tuple, base[keys].astype(str).to_numpy()))
     parts, seen, repeated = [base], set(base["run_id"]), 0
     for name, table in more:
         their_axes = axes(table.drop(columns=["pair"], errors="ignore"))
-        if their_axes != base_axes:
-            raise ResultsError(name, f"axes {their_axes}", f"expected the sweep axes of the store it adds to: {base_axes}")
+        if their_axes != keys:
+            raise ResultsError(name, f"axes {their_axes}", f"expected the sweep axes of the store it adds to: {keys}")
         cells = set(map(tuple, table[keys].astype(str).to_numpy()))
         if not cells <= grid:
             extra = sorted(cells - grid)[0]
