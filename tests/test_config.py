@@ -33,6 +33,7 @@ LINUX_TCP = {
     "initial_rto_ns": S,
     "max_rto_ns": 120 * S,
     "pacing": False,
+    "fq_pacing": False,
     "drop_segments": [],
 }
 
@@ -209,6 +210,18 @@ def test_tso_bursts_default_to_the_variant(reference_data: dict) -> None:
     assert [f["tso"] for f in old] == [False, False, True, False]
     every = Scenario.model_validate({**data, "tcp": {"tso": True}}).to_engine_spec()["flows"]
     assert [f["tso"] for f in every] == [True, True, True, False]
+
+
+def test_paced_flows_pace_themselves_unless_fq_paces_them(reference_data: dict) -> None:
+    # Linux's TCP paces with its own timer under the default qdiscs (and on the testbed);
+    # fq_pacing models the fq qdisc, in [tcp] or per flow.
+    data = {**reference_data, "flows": [{"variant": "bbr"}, {"variant": "bbr", "fq_pacing": True}]}
+    assert [f["fq_pacing"] for f in Scenario.model_validate(data).to_engine_spec()["flows"]] == [False, True]
+    every = Scenario.model_validate({**data, "tcp": {"fq_pacing": True}}).to_engine_spec()["flows"]
+    assert [f["fq_pacing"] for f in every] == [True, True]
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate({**data, "tcp": {"fq_pacing": "sometimes"}})
+    assert e.value.field == "tcp.fq_pacing"
 
 
 def test_flow_names(reference_data: dict) -> None:

@@ -138,6 +138,12 @@ def test_run_ids_follow_the_parameters_only() -> None:
         assert run_id(asked, "testbed", sack.seed, "tuned", kernel_defaults_unset=False) != testbed, setting
     for setting in ("tcp.sack_compression", "tcp.rcvbuf_autotuning", "flows[1].rack"):
         assert run_id(sack.scenario.override({setting: False}), "testbed", sack.seed, "tuned") != testbed, setting
+    # TCP's own pacing (no fq qdisc) is how the testbed's kernel paces: fq_pacing written out as
+    # false is another simulation but the same testbed run.
+    for setting in ("tcp.fq_pacing", "flows[1].fq_pacing"):
+        internal = sack.scenario.override({setting: False})
+        assert run_id(internal, "sim", sack.seed) != sack.run_id, setting
+        assert run_id(internal, "testbed", sack.seed, "tuned") == testbed, setting
     # iperf3's preamble is what every testbed flow sends first; another one is another run.
     for setting in ("tcp.preamble", "flows[0].preamble"):
         iperf3 = sack.scenario.override({setting: "iperf3"})

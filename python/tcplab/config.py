@@ -388,6 +388,7 @@ class TcpSettings(_Model):
     initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
     max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
     pacing: bool = Field(False, description="pace segments at Linux's default rate (BBR always paces)")
+    fq_pacing: Optional[bool] = Field(None, description="paced flows are paced as under Linux's fq qdisc: TCP hands segments down up to 1 ms before their departure times (TCP Small Queues) and fq holds each until due (default false: TCP paces itself with its pacing timer, as Linux does under its default qdiscs and on the testbed; see docs/tcp.md)")
     tso: Optional[bool] = Field(None, description="send as Linux's TCP does with GSO/TSO: new data in bursts of about 1 ms at the pacing rate, waiting for the next ACK rather than sending a small burst (tcp_tso_autosize, tcp_tso_should_defer); default from the variant, as rack")
 
     @property
@@ -776,6 +777,7 @@ class Scenario(_Model):
             "initial_rto_ns": tcp.initial_rto.ns,
             "max_rto_ns": tcp.max_rto.ns,
             "pacing": tcp.pacing,
+            "fq_pacing": bool(tcp.fq_pacing),
             "tso": (variant.tso and self.cc.profile not in OLD_STACK_PROFILES) if tcp.tso is None else tcp.tso,
             "drop_segments": list(flow.drop_segments),
         }

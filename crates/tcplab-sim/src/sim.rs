@@ -269,7 +269,8 @@ impl Simulation {
     fn start_tx(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
         // A paced segment does not leave its host before its departure time (its TSval; earlier
-        // than now for every other packet): earliest-departure-time pacing, as Linux with fq.
+        // than now for every other packet): with `fq_pacing` the sender hands segments down
+        // early and the host holds them, as Linux's fq does.
         let done = self.now.max(pkt.ts_val_ns) + tx_time_ns(pkt.size_bytes, link.rate_bps);
         link.in_tx = Some(pkt);
         self.transmissions += 1;

@@ -245,6 +245,12 @@ pub struct TcpSpec {
     /// the others then pace at Linux's default rate (`tcp_update_pacing_rate`).
     #[serde(default)]
     pub pacing: bool,
+    /// Paced segments are paced as by Linux's fq qdisc: the sender hands them down up to 2^-10 s
+    /// before their departure times (TCP Small Queues) and the host holds each until it is due.
+    /// Off (the default): the sender paces itself, as Linux's TCP does under a qdisc that does
+    /// not pace (its default ones; the testbed), sending each burst when its time has come.
+    #[serde(default)]
+    pub fq_pacing: bool,
     /// Send as Linux's TCP does with GSO/TSO (always, since 4.x, whatever the device offers):
     /// new data leaves in bursts of about 1 ms of data at the pacing rate (`tcp_tso_autosize`,
     /// at least `tcp_min_tso_segs`), each burst one pacing slot; a sender with less cwnd room

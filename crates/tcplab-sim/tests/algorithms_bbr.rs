@@ -151,3 +151,59 @@ fn pacing_spreads_a_reno_flow_and_keeps_the_bottleneck_queue_empty_in_slow_start
     let cwnd = paced.series(0, "cwnd_bytes");
     assert!(cwnd.last().unwrap() / MSS > 200.0, "seed {seed}: {cwnd:?}");
 }
+
+/// How Linux's TCP paces decides when a paced burst leaves its sender. Without fq (Linux's default
+/// qdiscs; the testbed's kernel) TCP paces itself: `tcp_pacing_check` holds the burst until its
+/// departure time and the pacing timer sends it then, so every segment is handed down at its
+/// stamp. Under fq, TCP Small Queues let it hand segments down up to 2^-10 s before their stamps
+/// and fq holds them. A lone BBR sender fed its ACKs 10 ms after each departure, for 300 ms.
+#[test]
+fn tcp_pacing_hands_each_segment_down_when_due_fq_pacing_up_to_a_millisecond_early() {
+    let most_early = |fq: bool| {
+        let mut t = tcp(0, 1, "bbr");
+        t.fq_pacing = fq;
+        let (mut s, mut out) = lone_sender(t);
+        let (mut acks, mut early, mut paced_sends) = (Vec::new(), 0u64, 0);
+        let mut now = 0;
+        let mut seen = 0;
+        while now < 300 * MS {
+            for p in out.drain(seen..) {
+                if p.kind.is_data() {
+                    early = early.max(p.ts_val_ns.saturating_sub(now));
+                    acks.push((p.ts_val_ns.max(now) + 10 * MS, p.seq + 1, p.ts_val_ns));
+                }
+            }
+            seen = 0;
+            out.clear();
+            // The next event: an ACK due or the pacing timer.
+            let next_ack = acks.iter().map(|a| a.0).min();
+            let pace = s.pace_timer.deadline;
+            match (next_ack, pace) {
+                (Some(a), Some(p)) if p < a => {
+                    now = p;
+                    s.pace_timer.deadline = None;
+                    paced_sends += 1;
+                    s.on_pace(now, &mut out);
+                }
+                (Some(a), _) => {
+                    now = a;
+                    let i = acks.iter().position(|x| x.0 == a).unwrap();
+                    let (_, ack, ecr) = acks.remove(i);
+                    s.on_ack(&ack_packet(ack, &[], ecr), now, &mut out);
+                }
+                (None, Some(p)) => {
+                    now = p;
+                    s.pace_timer.deadline = None;
+                    paced_sends += 1;
+                    s.on_pace(now, &mut out);
+                }
+                (None, None) => break,
+            }
+        }
+        assert!(paced_sends > 5, "fq_pacing {fq}: the pacing timer fired {paced_sends} times");
+        early
+    };
+    assert_eq!(most_early(false), 0, "TCP's own pacing hands nothing down before its time");
+    let fq = most_early(true);
+    assert!(fq > 100_000 && fq <= 1_000_000_000 >> 10, "fq: handed down up to {fq} ns early");
+}

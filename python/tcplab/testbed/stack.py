@@ -175,6 +175,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         raise _refuse(flow, i, "prr", False, "expected true or unset on the testbed (Linux always recovers with PRR, RFC 6937)")
     if tcp.preamble not in (None, "iperf3"):
         raise _refuse(flow, i, "preamble", tcp.preamble, "expected 'iperf3' or unset on the testbed (its flows are iperf3's, which always opens a control connection, then the data connection with its cookie)")
+    if tcp.fq_pacing:
+        raise _refuse(flow, i, "fq_pacing", True, "expected false or unset on the testbed (its kernel has no fq qdisc: paced flows pace with TCP's own pacing timer)")
     if tcp.tso is False:
         raise _refuse(flow, i, "tso", False, "expected true or unset on the testbed (Linux's TCP always sends TSO/GSO bursts)")
     if tcp.min_rto.ns % 1_000_000:

@@ -14,13 +14,15 @@
 //! change of recovery above and hands it each ACK's delivery-rate sample (`rate.rs`), as Linux
 //! `tcp_cong_control` does.
 //!
-//! Pacing, as Linux's earliest-departure-time model (`tcp_update_skb_after_send`, the fq
-//! qdisc): each segment is stamped with its departure time `wstamp_ns` (its TSval and send time),
-//! and each transmission moves `wstamp_ns` on by the segment's time at the pacing rate. The first
-//! link holds a segment until its stamp. The sender may run up to [`EDT_HORIZON_NS`] ahead
-//! (Linux's TCP Small Queues let about 1 ms of data wait below TCP); beyond that it stops and
-//! arms its pacing timer for the held segment's departure time — at most one event per
-//! millisecond of data rather than one per segment.
+//! Pacing, as Linux's earliest-departure-time model (`tcp_update_skb_after_send`): each segment
+//! is stamped with its departure time `wstamp_ns` (its TSval and send time), and each
+//! transmission moves `wstamp_ns` on by the segment's time at the pacing rate. By default the
+//! sender paces itself, as Linux's TCP does when the interface's qdisc does not pace (its
+//! default qdiscs, the testbed: `tcp_pacing_check` and the pacing hrtimer): it sends a burst only
+//! once its departure time has come, else arms its pacing timer for it. With `fq_pacing` it
+//! paces as under the fq qdisc: it hands segments down up to [`FQ_HORIZON_NS`] before their
+//! departure times (TCP Small Queues let about 1 ms of data wait below TCP) and the first link
+//! holds each until its stamp. Either way at most one pacing event per burst.
 //!
 //! Loss detection with `rack` (RFC 8985, Linux's default): a segment is lost once a segment
 //! sent after it is delivered and its RTT plus a reordering window has passed (0 in recovery or
@@ -55,9 +57,10 @@ const DUPTHRESH: u32 = 3;
 /// rate is this share of cwnd·mss/srtt in slow start / congestion avoidance.
 const PACING_SS_RATIO_PCT: u64 = 200;
 const PACING_CA_RATIO_PCT: u64 = 120;
-/// How far ahead of its departure time a paced segment may be handed to the host: 2^-10 s, the
-/// data Linux's TCP Small Queues allow below TCP at `sk_pacing_shift` 10 (`tcp_small_queue_check`).
-pub const EDT_HORIZON_NS: Nanos = NS_PER_SEC >> 10;
+/// With `fq_pacing`, how far ahead of its departure time a paced segment may be handed to the
+/// host: 2^-10 s, the data Linux's TCP Small Queues allow below TCP at `sk_pacing_shift` 10
+/// (`tcp_small_queue_check`), which fq then holds until due.
+pub const FQ_HORIZON_NS: Nanos = NS_PER_SEC >> 10;
 
 /// TSO bursts (`tso`): Linux `sk_pacing_shift` (about 1 ms of data per burst), the GSO size
 /// limit (`sk_gso_max_size`, 64 KB), `sysctl_tcp_min_tso_segs`, `sysctl_tcp_tso_rtt_log` and
@@ -149,6 +152,9 @@ pub struct TcpSender {
     cong_control: bool,
     /// Segments are paced (the scenario's `pacing`, or the algorithm set a rate in `init`).
     paced: bool,
+    /// How long before its departure time a paced segment is handed to the host: 0 (TCP's own
+    /// pacing timer) or [`FQ_HORIZON_NS`] (`fq_pacing`).
+    pace_horizon_ns: Nanos,
     /// The sender sets the pacing rate itself (Linux `tcp_update_pacing_rate`): paced, and the
     /// algorithm has no `cong_control` to set it.
     default_pacing_rate: bool,
@@ -224,6 +230,7 @@ impl TcpSender {
             drop_retransmits: spec.drop_retransmits.clone(),
             cong_control,
             paced: spec.pacing,
+            pace_horizon_ns: if spec.fq_pacing { FQ_HORIZON_NS } else { 0 },
             default_pacing_rate: spec.pacing && !cong_control,
             tso: spec.tso,
             sizing_rate_bps: u64::MAX,
@@ -627,10 +634,10 @@ impl TcpSender {
                 }
                 return;
             }
-            // Linux `tcp_pacing_check` / TCP Small Queues: wait while the next departure time is
-            // more than the horizon ahead. The timer fires when that segment is due: what the
-            // sender handed down has left by then, and it hands down the next horizon's worth.
-            if self.paced && self.tp.wstamp_ns > now + EDT_HORIZON_NS {
+            // Linux `tcp_pacing_check`: wait until the next departure time (with fq, TCP Small
+            // Queues: until it is within the horizon). The timer fires when that segment is due:
+            // what the sender handed down has left by then, and it hands down the next horizon's.
+            if self.paced && self.tp.wstamp_ns > now + self.pace_horizon_ns {
                 self.pace_timer.deadline = Some(self.tp.wstamp_ns);
                 return;
             }
