@@ -9,8 +9,10 @@ the grid's figures move with the seed (worst cell 0.077-0.124 over seeds 1-3) mo
 many a change under test; ten give the simulator's mean in each cell.
 
 The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
-worst cell, 53 of 60 flows within 10% and a mean error of 6% (the simulator now: 0.013, 0.057, 54
-flows, 4.9%; with the receive window fixed at 64 MB from the start instead of autotuned as Linux
+worst cell, 55 of 60 flows within 10% and a mean error of 5% (the simulator now: 0.012, 0.057, 55
+flows, 4.4%; with paced segments handed down up to 1 ms early as under fq, instead of TCP's own
+pacing timer as the testbed's kernel paces: 0.013, 0.057, 54 flows, 4.9%, Reno next to BBR at
+25 ms 11-12% short; with the receive window fixed at 64 MB from the start instead of autotuned as Linux
 does: 0.016, 0.109, 52 flows, 5.6%, the worst cell the phase effect at 50 ms / 0.6 BDP against
 CUBIC, docs/validation.md; before the simulator cleared the count towards the next window
 increase at a loss: 0.012, 0.047, 54 flows, 5.1%; with the default 1 Gb/s access links, which the
@@ -49,7 +51,13 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     errors = analysis.flow_errors(sim, kernel)
     flows = analysis.flow_error_summary(errors)
     assert flows["flows"] == 60
-    assert flows["flows_within"] >= 53 and flows["mean_abs_error"] <= 0.06, flows
+    assert flows["flows_within"] >= 55 and flows["mean_abs_error"] <= 0.05, flows
+
+    # Reno next to BBR at 25 ms / 0.6 and 1.0 BDP, which hang on 1% of BBR's rate: within 5% once
+    # BBR paces itself as the kernel's does (TCP's own pacing timer, no fq; docs/validation.md).
+    bbr = errors[(errors["flow2"] == "bbr") & (errors["topology.rtt"] == "25ms") & (errors["flow"] == 1)].set_index("topology.buffer")
+    for buffer in ("0.6bdp", "1.0bdp"):
+        assert abs(bbr.loc[buffer, "error"]) <= 0.05, bbr[["S", "T", "error"]]
 
     # The kernel's split at 25 ms: CUBIC ahead of Reno in every buffer, in both backends.
     short = errors[(errors["flow2"] == "cubic") & (errors["topology.rtt"] == "25ms")]
