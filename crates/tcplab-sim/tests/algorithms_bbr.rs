@@ -165,39 +165,26 @@ fn tcp_pacing_hands_each_segment_down_when_due_fq_pacing_up_to_a_millisecond_ear
         let (mut s, mut out) = lone_sender(t);
         let (mut acks, mut early, mut paced_sends) = (Vec::new(), 0u64, 0);
         let mut now = 0;
-        let mut seen = 0;
         while now < 300 * MS {
-            for p in out.drain(seen..) {
-                if p.kind.is_data() {
-                    early = early.max(p.ts_val_ns.saturating_sub(now));
-                    acks.push((p.ts_val_ns.max(now) + 10 * MS, p.seq + 1, p.ts_val_ns));
-                }
+            for p in out.drain(..).filter(|p| p.kind.is_data()) {
+                early = early.max(p.ts_val_ns.saturating_sub(now));
+                acks.push((p.ts_val_ns.max(now) + 10 * MS, p.seq + 1, p.ts_val_ns));
             }
-            seen = 0;
-            out.clear();
-            // The next event: an ACK due or the pacing timer.
-            let next_ack = acks.iter().map(|a| a.0).min();
-            let pace = s.pace_timer.deadline;
-            match (next_ack, pace) {
-                (Some(a), Some(p)) if p < a => {
+            // The next event: the pacing timer if it is due first, else the next ACK.
+            let next_ack = acks.iter().enumerate().min_by_key(|(_, a)| a.0).map(|(i, a)| (i, a.0));
+            match (s.pace_timer.deadline, next_ack) {
+                (Some(p), a) if a.map_or(true, |(_, at)| p < at) => {
                     now = p;
                     s.pace_timer.deadline = None;
                     paced_sends += 1;
                     s.on_pace(now, &mut out);
                 }
-                (Some(a), _) => {
-                    now = a;
-                    let i = acks.iter().position(|x| x.0 == a).unwrap();
+                (_, Some((i, at))) => {
+                    now = at;
                     let (_, ack, ecr) = acks.remove(i);
                     s.on_ack(&ack_packet(ack, &[], ecr), now, &mut out);
                 }
-                (None, Some(p)) => {
-                    now = p;
-                    s.pace_timer.deadline = None;
-                    paced_sends += 1;
-                    s.on_pace(now, &mut out);
-                }
-                (None, None) => break,
+                _ => break,
             }
         }
         assert!(paced_sends > 5, "fq_pacing {fq}: the pacing timer fired {paced_sends} times");
