@@ -29,7 +29,16 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         return {key for (key,) in db.execute(f"SELECT DISTINCT run_id FROM {table}").fetchall()}
 
 
-@pytest.mark.parametrize(("experiment", "store"), [("validation.toml", "validation-testbed.duckdb"), ("validation-single.toml", "validation-single-testbed.duckdb")])
+@pytest.mark.parametrize(
+    ("experiment", "store"),
+    [
+        ("validation.toml", "validation-testbed.duckdb"),
+        ("validation-single.toml", "validation-single-testbed.duckdb"),
+        ("validation-c50.toml", "validation-c50-testbed.duckdb"),
+        ("validation-long.toml", "validation-long-testbed.duckdb"),
+        ("validation-bbr.toml", "validation-bbr-testbed.duckdb"),
+    ],
+)
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
     # `tcplab run experiments/X --backend testbed --store docs/data/Y` resumes with nothing to do:
     # the experiments write PRR, RACK and SACK compression out for the simulator, and the kernel
