@@ -37,7 +37,7 @@ def onsets(retrans: pd.Series, gap_s: float) -> list[tuple[float, int]]:
     episodes: list[list[float]] = []
     last = None
     for t, n in retrans.items():
-        if not n or n <= 0:
+        if not n > 0:  # none, or NaN where the store has no figure
             continue
         if last is None or t - last > gap_s:
             episodes.append([t, 0.0])
