@@ -438,28 +438,15 @@ impl Simulation {
 
     /// Keep one event pending per armed timer, no later than its deadline.
     fn sync_timers(&mut self, f: FlowId) {
-        let slots = match &mut self.flows[f.idx()].ends {
-            Endpoints::Tcp { sender, receiver } => [
-                Some((TimerKind::Rto, &mut sender.rto_timer)),
-                Some((TimerKind::DelAck, &mut receiver.delack_timer)),
-                Some((TimerKind::Pace, &mut sender.pace_timer)),
-            ],
-            Endpoints::Dccp { sender, .. } => [Some((TimerKind::Rto, &mut sender.rto_timer)), None, None],
-            Endpoints::Cbr { .. } => return,
-        };
-        for (kind, slot) in slots.into_iter().flatten() {
-            let Some(deadline) = slot.deadline else { continue };
-            if slot.pending_at.is_some_and(|p| p <= deadline) {
-                continue;
+        let events = &mut self.events;
+        match &mut self.flows[f.idx()].ends {
+            Endpoints::Tcp { sender, receiver } => {
+                sync_slot(events, &mut sender.rto_timer, |gen| Event::Rto(f, gen));
+                sync_slot(events, &mut receiver.delack_timer, |gen| Event::DelAck(f, gen));
+                sync_slot(events, &mut sender.pace_timer, |gen| Event::Pace(f, gen));
             }
-            slot.gen = slot.gen.wrapping_add(1);
-            slot.pending_at = Some(deadline);
-            let ev = match kind {
-                TimerKind::Rto => Event::Rto(f, slot.gen),
-                TimerKind::DelAck => Event::DelAck(f, slot.gen),
-                TimerKind::Pace => Event::Pace(f, slot.gen),
-            };
-            self.events.push(deadline, ev);
+            Endpoints::Dccp { sender, .. } => sync_slot(events, &mut sender.rto_timer, |gen| Event::Rto(f, gen)),
+            Endpoints::Cbr { .. } => {}
         }
     }
 
@@ -655,6 +642,19 @@ impl Simulation {
         let capture = self.capture.take().map(Capture::into_table);
         SimResult { flows, intervals, queues, capture, transmissions: self.transmissions, events: self.events_run, end_ns: end, node_names: self.node_names }
     }
+}
+
+/// Push an event for `slot`'s deadline unless one is pending no later than it; `ev` makes the
+/// event from the slot's new generation (an event of an older generation is then ignored).
+#[inline(always)]
+fn sync_slot(events: &mut EventQueue, slot: &mut TimerSlot, ev: impl FnOnce(u32) -> Event) {
+    let Some(deadline) = slot.deadline else { return };
+    if slot.pending_at.is_some_and(|p| p <= deadline) {
+        return;
+    }
+    slot.gen = slot.gen.wrapping_add(1);
+    slot.pending_at = Some(deadline);
+    events.push(deadline, ev(slot.gen));
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -81,9 +81,11 @@ pub struct TcpReceiver {
     /// Segments held in `ooo`.
     ooo_segs: u32,
     touch: u64,
-    /// One segment inside each of the most recently touched ranges, newest first (distinct
-    /// ranges): the SACK blocks without a scan of every range when there are many holes.
-    recent: [u32; MAX_SACK_BLOCKS],
+    /// The most recently touched ranges as they stand, newest first (distinct ranges): the SACK
+    /// blocks without a search or a scan of every range when there are many holes. Only
+    /// `insert_ooo` changes a range, and it puts that one first; a listed range below rcv_nxt has
+    /// been delivered.
+    recent: [OooRange; MAX_SACK_BLOCKS],
     n_recent: usize,
     /// In-order full segments received since the last ACK.
     unacked_segs: u32,
@@ -132,7 +134,7 @@ impl TcpReceiver {
             ooo: VecDeque::with_capacity(64),
             ooo_segs: 0,
             touch: 0,
-            recent: [0; MAX_SACK_BLOCKS],
+            recent: [OooRange { start: 0, end: 0, touched: 0 }; MAX_SACK_BLOCKS],
             n_recent: 0,
             unacked_segs: 0,
             ts_recent: 0,
@@ -387,15 +389,15 @@ impl TcpReceiver {
     /// receiver's SACK blocks, most recent first (Linux's `selective_acks`, the 4 most recently
     /// touched); the number of blocks when it starts a new one or extends one no longer listed.
     fn sack_block_position(&self, seq: u32) -> usize {
-        let listed = || self.recent[..self.n_recent].iter().filter(|&&m| m >= self.rcv_nxt);
+        let listed = || self.recent[..self.n_recent].iter().filter(|l| l.start >= self.rcv_nxt);
         let i = self.ooo.partition_point(|r| r.end < seq);
         let Some(r) = self.ooo.get(i).filter(|r| r.start <= seq + 1 && seq <= r.end) else {
             return listed().count();
         };
         // `seq` may join range i to range i + 1; Linux extends the first of them it lists.
         let next = self.ooo.get(i + 1).filter(|n| n.start == seq + 1);
-        let touches = |m: u32| (r.start <= m && m < r.end) || next.is_some_and(|n| n.start <= m && m < n.end);
-        listed().position(|&m| touches(m)).unwrap_or_else(|| listed().count())
+        let touches = |l: &OooRange| l.start == r.start || next.is_some_and(|n| l.start == n.start);
+        listed().position(touches).unwrap_or_else(|| listed().count())
     }
 
     fn insert_ooo(&mut self, seq: u32) {
@@ -420,13 +422,13 @@ impl TcpReceiver {
             self.ooo_segs += 1;
             self.ooo.insert(i, OooRange { start: seq, end: seq + 1, touched });
         }
-        // `seq`'s range is now the most recent: drop older marks inside it, put `seq` first.
-        let (lo, hi) = (self.ooo[i].start, self.ooo[i].end);
-        let mut kept = [seq; MAX_SACK_BLOCKS];
+        // Range i is now the most recent: it goes first, without the ranges it now covers.
+        let first = self.ooo[i];
+        let mut kept = [first; MAX_SACK_BLOCKS];
         let mut n = 1;
-        for &m in &self.recent[..self.n_recent] {
-            if (m < lo || m >= hi) && n < MAX_SACK_BLOCKS {
-                kept[n] = m;
+        for &l in &self.recent[..self.n_recent] {
+            if (l.start < first.start || l.start >= first.end) && n < MAX_SACK_BLOCKS {
+                kept[n] = l;
                 n += 1;
             }
         }
@@ -436,19 +438,18 @@ impl TcpReceiver {
     /// The ranges for the SACK option, most recently touched first (RFC 2018 §4), as
     /// (touched, start, end); returns how many.
     fn sack_ranges(&self, max_blocks: usize, best: &mut [(u64, u32, u32); MAX_SACK_BLOCKS]) -> usize {
-        // Marks below rcv_nxt belong to ranges already delivered.
+        // Listed ranges below rcv_nxt have been delivered.
         let mut n = 0;
-        for &m in &self.recent[..self.n_recent] {
-            if m >= self.rcv_nxt && n < max_blocks {
-                let r = &self.ooo[self.ooo.partition_point(|r| r.end <= m)];
-                best[n] = (r.touched, r.start, r.end);
+        for l in &self.recent[..self.n_recent] {
+            if l.start >= self.rcv_nxt && n < max_blocks {
+                best[n] = (l.touched, l.start, l.end);
                 n += 1;
             }
         }
         if n == max_blocks || n == self.ooo.len() {
             return n;
         }
-        // Fewer marks than ranges wanted (ranges were delivered): one pass keeping the
+        // Fewer listed than wanted (ranges were delivered): one pass keeping the
         // `max_blocks` most recently touched (`touched` values are distinct).
         n = 0;
         for r in &self.ooo {
