@@ -37,6 +37,7 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-c50.toml", "validation-c50-testbed.duckdb"),
         ("validation-long.toml", "validation-long-testbed.duckdb"),
         ("validation-bbr.toml", "validation-bbr-testbed.duckdb"),
+        ("validation-400.toml", "validation-400-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
