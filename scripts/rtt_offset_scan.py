@@ -1,0 +1,127 @@
+"""How one cell of an experiment moves when one flow's round trip is made a few microseconds longer
+than the other's: the drop-tail phase effect. For each offset d (µs), flow 1's two access links
+each get d/4 more one-way delay (d > 0: flow 1's base RTT is d longer than flow 2's) or flow 2's
+get −d/4 (d < 0), and every replication of the cell is simulated; the script prints each flow's
+mean and median throughput over the experiment's window per offset (docs/validation.md,
+"400 ms / 0.2 BDP: a phase effect"):
+
+    python scripts/rtt_offset_scan.py experiments/validation-400.toml --replications 40 --seed 1 \\
+        --offsets=-400:400:40
+    python scripts/rtt_offset_scan.py experiments/validation.toml --cell flow2=cubic \\
+        --cell topology.rtt=400ms --cell topology.buffer=0.2bdp --offsets=-80:80:40 --host-jitter 30us
+
+Two-flow dumbbell experiments only (the offset goes on the flows' own access links).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import statistics
+import sys
+from typing import Any
+
+from tcplab import _core
+from tcplab.errors import ResultsError, TcplabError
+from tcplab.experiment import Run, load_experiment
+from tcplab.result import Result
+from tcplab.units import Time, UnitError
+
+
+def offset_spec(spec: dict[str, Any], offset_us: int) -> dict[str, Any]:
+    """``spec`` (an engine spec of a two-flow dumbbell) with flow 1's base RTT ``offset_us`` longer
+    than flow 2's (shorter when negative): the later flow's two access links each get a quarter
+    of it as one-way delay, so its round trip crosses four of them."""
+    out = copy.deepcopy(spec)
+    flow = 0 if offset_us > 0 else 1
+    pair = out["flows"][flow]["src"]  # sender i of a dumbbell is node i, on pair i
+    out["topology"]["access_delay_ns"][pair] += abs(offset_us) * 1000 // 4
+    return out
+
+
+def throughputs(run: Run, spec: dict[str, Any]) -> list[float]:
+    """Each flow's mean throughput (Mb/s) over the scenario's window, simulating ``spec``."""
+    result = Result.from_engine(run.scenario, _core.simulate(json.dumps(spec)))
+    return result.summary()["throughput_mbps"].tolist()
+
+
+def scan(runs: list[Run], offsets: list[int], host_jitter: Time | None = None) -> list[tuple[int, list[list[float]]]]:
+    """For each offset, every run's per-flow throughputs."""
+    specs = [run.scenario.to_engine_spec() for run in runs]
+    if host_jitter is not None:
+        for spec in specs:
+            spec["host_jitter_ns"] = host_jitter.ns
+    return [(d, [throughputs(run, offset_spec(spec, d)) for run, spec in zip(runs, specs)]) for d in offsets]
+
+
+def _cell(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key or not value:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected AXIS=VALUE, e.g. topology.rtt=400ms")
+    return key, value
+
+
+def _offsets(text: str) -> list[int]:
+    try:
+        start, stop, step = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected START:STOP:STEP in whole microseconds, e.g. -400:400:40") from None
+    if step <= 0 or stop < start:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected STOP >= START and a positive STEP")
+    return list(range(start, stop + 1, step))
+
+
+def _time(text: str) -> Time:
+    try:
+        return Time.parse(text)
+    except UnitError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("experiment", help="an experiment file (a two-flow dumbbell)")
+    p.add_argument("--cell", type=_cell, action="append", default=[], metavar="AXIS=VALUE",
+                   help="keep the runs whose AXIS has VALUE (repeatable); the runs kept must be one cell")
+    p.add_argument("--offsets", type=_offsets, default=_offsets("-400:400:40"), metavar="START:STOP:STEP",
+                   help="flow 1's RTT minus flow 2's, µs (default -400:400:40)")
+    p.add_argument("--replications", type=int, metavar="N", help="replications (default: the file's)")
+    p.add_argument("--seed", type=int, help="the experiment's seed (default: the file's)")
+    p.add_argument("--host-jitter", type=_time, metavar="TIME", help="the hosts' processing jitter (default: the file's)")
+    a = p.parse_args(argv)
+    if a.replications is not None and a.replications < 1:
+        p.error(f"--replications: {a.replications} must be at least 1")
+    try:
+        exp = load_experiment(a.experiment)
+        changes = {k: v for k, v in (("replications", a.replications), ("seed", a.seed)) if v is not None}
+        runs = dataclasses.replace(exp, **changes).runs("sim")
+        for key, value in a.cell:
+            if not runs or key not in runs[0].point:
+                axes = ", ".join(k for k in exp.runs("sim")[0].point if k != "replication")
+                raise ResultsError("--cell", f"{key}={value}", f"expected an axis of {a.experiment} ({axes}) and one of its values")
+            runs = [r for r in runs if str(r.point[key]) == value]
+        cells = {tuple((k, str(v)) for k, v in r.point.items() if k != "replication") for r in runs}
+        if len(cells) != 1:
+            shown = " ".join(f"{k}={v}" for k, v in a.cell) or "(none)"
+            raise ResultsError("--cell", shown, f"expected options that select one cell of {a.experiment}; they select {len(cells)}")
+        spec = runs[0].scenario.to_engine_spec()
+        if spec["topology"].get("kind") != "dumbbell" or len(spec["flows"]) != 2:
+            raise ResultsError("experiment", a.experiment, "expected a dumbbell with two flows")
+        results = scan(runs, a.offsets, a.host_jitter)
+    except TcplabError as e:
+        print(f"rtt_offset_scan: error: {e}", file=sys.stderr)
+        return 2
+    print(f"{a.experiment}: {dict(next(iter(cells)))}, {len(runs)} replications; flow 1's RTT minus flow 2's")
+    for d, per_run in results:
+        cols = "  ".join(
+            f"flow{f + 1} mean {statistics.mean(x[f] for x in per_run):6.2f} median {statistics.median(x[f] for x in per_run):6.2f}"
+            for f in range(2)
+        )
+        print(f"{d:+5d} us  {cols}  Mb/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""scripts/rtt_offset_scan.py: one flow's round trip made longer than the other's, on a cell of an
+experiment."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tcplab.experiment import load_experiment
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("rtt_offset_scan", ROOT / "scripts" / "rtt_offset_scan.py")
+assert _spec is not None and _spec.loader is not None
+scan_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(scan_script)
+
+EXPERIMENT = """
+name = "offset"
+seed = 3
+replications = 1
+window = "4s:8s"
+
+[scenario]
+duration = "8s"
+
+[scenario.topology]
+kind = "dumbbell"
+bottleneck = "10Mbps"
+rtt = "20ms"
+buffer = "1bdp"
+
+[[scenario.flows]]
+variant = "sack"
+
+[[scenario.flows]]
+variant = "sack"
+
+[sweep]
+"topology.buffer" = ["0.5bdp", "1bdp"]
+"""
+
+
+@pytest.fixture()
+def experiment(tmp_path: Path) -> Path:
+    path = tmp_path / "offset.toml"
+    path.write_text(EXPERIMENT)
+    return path
+
+
+def _rtt_ns(spec: dict, flow: int) -> int:
+    pair = spec["flows"][flow]["src"]
+    return 2 * spec["topology"]["bottleneck_delay_ns"] + 4 * spec["topology"]["access_delay_ns"][pair]
+
+
+@pytest.mark.parametrize("offset_us", [40, -40, 4000, -120])
+def test_the_offset_is_flow_1s_rtt_minus_flow_2s(experiment: Path, offset_us: int) -> None:
+    spec = load_experiment(experiment).runs("sim")[0].scenario.to_engine_spec()
+    before = (_rtt_ns(spec, 0), _rtt_ns(spec, 1))
+    shifted = scan_script.offset_spec(spec, offset_us)
+    assert _rtt_ns(shifted, 0) - _rtt_ns(shifted, 1) == offset_us * 1000
+    assert min(_rtt_ns(shifted, 0), _rtt_ns(shifted, 1)) == min(before)  # one flow's path grows
+    assert (_rtt_ns(spec, 0), _rtt_ns(spec, 1)) == before  # the input is left as it was
+
+
+def test_the_longer_round_trip_gets_less(experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 20 ms more round trip (twice the base RTT) for one flow: Reno's share falls with its RTT.
+    assert scan_script.main([str(experiment), "--cell", "topology.buffer=1bdp", "--offsets=-20000:20000:20000"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "topology.buffer': '1bdp'" in out[0]
+    rows = {int(line.split()[0]): [float(line.split()[i]) for i in (4, 9)] for line in out[1:]}
+    assert sorted(rows) == [-20000, 0, 20000]
+    (f1_short, f2_long), (f1_long, f2_short) = rows[-20000], rows[20000]
+    assert f1_short > f2_long and f2_short > f1_long
+
+
+def test_a_cell_must_be_chosen_and_exist(experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert scan_script.main([str(experiment), "--offsets=0:0:1"]) == 2
+    assert "they select 2" in capsys.readouterr().err
+    assert scan_script.main([str(experiment), "--cell", "topology.rtt=20ms", "--offsets=0:0:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--cell = 'topology.rtt=20ms'" in err and "topology.buffer" in err
