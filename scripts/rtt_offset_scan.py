@@ -32,8 +32,8 @@ from tcplab.units import Time, UnitError
 
 def offset_spec(spec: dict[str, Any], offset_us: int) -> dict[str, Any]:
     """``spec`` (an engine spec of a two-flow dumbbell) with flow 1's base RTT ``offset_us`` longer
-    than flow 2's (shorter when negative): the later flow's two access links each get a quarter
-    of it as one-way delay, so its round trip crosses four of them."""
+    than flow 2's (shorter when negative): the two access links of the flow whose round trip
+    grows each get a quarter of it as one-way delay, since a round trip crosses four of them."""
     out = copy.deepcopy(spec)
     flow = 0 if offset_us > 0 else 1
     pair = out["flows"][flow]["src"]  # sender i of a dumbbell is node i, on pair i
@@ -97,10 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         exp = load_experiment(a.experiment)
         changes = {k: v for k, v in (("replications", a.replications), ("seed", a.seed)) if v is not None}
         runs = dataclasses.replace(exp, **changes).runs("sim")
+        axes = exp.axis_keys[:-1]  # without replication
         for key, value in a.cell:
-            if not runs or key not in runs[0].point:
-                axes = ", ".join(k for k in exp.runs("sim")[0].point if k != "replication")
-                raise ResultsError("--cell", f"{key}={value}", f"expected an axis of {a.experiment} ({axes}) and one of its values")
+            if key not in axes:
+                raise ResultsError("--cell", f"{key}={value}", f"expected an axis of {a.experiment} ({', '.join(axes)}) and one of its values")
             runs = [r for r in runs if str(r.point[key]) == value]
         cells = {tuple((k, str(v)) for k, v in r.point.items() if k != "replication") for r in runs}
         if len(cells) != 1:
