@@ -47,6 +47,8 @@ def test_reference_scenario_lowers_to_the_engine_spec(reference_data: dict) -> N
         "interval_ns": S,
         "start_jitter_ns": 5 * MS,
         "host_jitter_ns": 0,
+        "host_stall_ns": 0,
+        "host_stall_prob": 0.0,
         "topology": {
             "kind": "dumbbell",
             "pairs": 2,
@@ -342,7 +344,18 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"tcp.delayed_ack": "maybe"}, "tcp.delayed_ack = 'maybe'", "expected true or false"),
     ({"tcp.preamble": "syn"}, "tcp.preamble = 'syn'", "expected 'none', 'handshake' or 'iperf3'"),
     ({"duration": "5"}, "duration = '5'", "expected a time with a unit"),
+    ({"host_stall": "1ms"}, "host_stall = '1ms'", "expected host_stall_probability with it"),
+    ({"host_stall_probability": 0.01}, "host_stall_probability = 0.01", "expected host_stall with it"),
+    ({"host_stall": "1ms", "host_stall_probability": 1.0}, "host_stall_probability = 1.0", "expected a probability in [0, 1)"),
+    ({"host_stall": "0ms", "host_stall_probability": 0.01}, "host_stall = '0ms'", "expected a positive time"),
 ]
+
+
+def test_host_stalls_lower_to_the_spec(reference_data: dict) -> None:
+    base = Scenario.model_validate(reference_data)
+    assert (base.to_engine_spec()["host_stall_ns"], base.to_engine_spec()["host_stall_prob"]) == (0, 0.0)
+    spec = base.override({"host_stall": "1ms", "host_stall_probability": 0.003}).to_engine_spec()
+    assert (spec["host_stall_ns"], spec["host_stall_prob"]) == (1_000_000, 0.003)
 
 
 @pytest.mark.parametrize(("change", "head", "allowed"), BAD)

@@ -157,9 +157,13 @@ def test_run_ids_follow_the_parameters_only() -> None:
     assert parse_experiment(data).definition_hash != load_experiment(DATA / "small.toml").definition_hash
 
 
-@pytest.mark.parametrize(("axis", "values"), [("topology.access_rate", ["1Gbps", "10Gbps"]), ("host_jitter", ["0us", "60us"])])
-def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, values: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("axis", "values", "scenario"),
+    [("topology.access_rate", ["1Gbps", "10Gbps"], {}), ("host_jitter", ["0us", "60us"], {}), ("host_stall", ["1ms", "2ms"], {"host_stall_probability": 0.01})],
+)
+def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, values: list[str], scenario: dict) -> None:
     data = small()
+    data["scenario"] |= scenario
     data["sweep"] = {axis: values}
     experiment = parse_experiment(data)
     assert len(experiment.runs("sim")) == 8  # 2 pairs x 2 values x 2 replications: all different
@@ -168,7 +172,7 @@ def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, value
     message = str(err.value)
     first = "flow1=newreno, flow2=newreno"
     assert message.startswith(f"sweep = '{first}, {axis}={values[1]}, replication=1': expected points that differ: it resolves to the same run as {first}, {axis}={values[0]}, replication=1"), message
-    assert message.endswith("(on the testbed, which does not apply host_jitter, tcp.tso, topology.access_rate, topology.access_buffer)"), message
+    assert message.endswith("(on the testbed, which does not apply host_jitter, host_stall, host_stall_probability, tcp.tso, topology.access_rate, topology.access_buffer)"), message
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,8 @@ _SCENARIO_FLAGS: list[tuple[str, str, Any, str, str]] = [
     ("--window", "window", str, "START:STOP", "measurement window, e.g. 120s:300s (default: 120 s to the end; runs under 300 s: their last 60%%)"),
     ("--start-jitter", "start_jitter", str, "TIME", "flows start uniformly in [start, start + jitter) (default 5ms)"),
     ("--host-jitter", "host_jitter", str, "TIME", "host processing delay, uniform in [0, jitter), one per send (a burst shares it; default 0ms)"),
+    ("--host-stall", "host_stall", str, "TIME", "a host's rare stalls: a stalled send waits uniformly in [0, stall) (with --host-stall-probability)"),
+    ("--host-stall-probability", "host_stall_probability", float, "P", "share of sends that stall (default none)"),
     ("--bottleneck", "topology.bottleneck", str, "RATE", "dumbbell bottleneck rate (default without FILE: 100Mbps)"),
     ("--rtt", "topology.rtt", str, "TIME", "dumbbell base RTT (default without FILE: 100ms)"),
     ("--buffer", "topology.buffer", str, "BUFFER", "bottleneck buffer: 834pkt, 1.2MB or 0.2bdp (default 1bdp)"),

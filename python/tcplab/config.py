@@ -566,6 +566,8 @@ class Scenario(_Model):
     window: Optional[MeasurementWindow] = Field(None, description="measurement window 'START:STOP'; default 120 s to the end (runs under 300 s: the last 60 %)")
     start_jitter: NonNegativeTime = Field(Time(5_000_000), description="each flow starts uniformly in [start, start + jitter)")
     host_jitter: NonNegativeTime = Field(Time(0), description="host processing delay, uniform in [0, jitter), one per send: the packets an endpoint sends at once (a TSO burst, an ACK) share it")
+    host_stall: Optional[PositiveTime] = Field(None, description="a host's rare stalls (softirq deferral, preemption): a send that stalls waits uniformly in [0, host_stall) instead of the jitter; with host_stall_probability")
+    host_stall_probability: Optional[Probability] = Field(None, description="share of sends that stall for up to host_stall (default none)")
     topology: Topology = Field(description="dumbbell or graph")
     tcp: TcpSettings = Field(default_factory=TcpSettings, description="defaults for every TCP flow")
     cc: CcSettings = Field(default_factory=CcSettings, description="congestion-control profile and parameters")
@@ -583,6 +585,10 @@ class Scenario(_Model):
                 raise _invalid(f"expected a window that ends by the end of the run (duration = {duration})", at="window", value=str(self.window))
             if stop.ns - start.ns < self.interval.ns:
                 raise _invalid(f"expected a window at least one interval ({self.interval}) long", at="window", value=str(self.window))
+        if (self.host_stall is None) != (self.host_stall_probability is None):
+            if self.host_stall is not None:
+                raise _invalid("expected host_stall_probability with it (a stall needs both its length and its probability)", at="host_stall", value=str(self.host_stall))
+            raise _invalid("expected host_stall with it (a stall needs both its length and its probability)", at="host_stall_probability", value=self.host_stall_probability)
         topo = self.topology
         if isinstance(topo, Dumbbell) and topo.bottleneck_delay.ns < 0:
             raise _invalid(
@@ -682,6 +688,8 @@ class Scenario(_Model):
             "interval_ns": self.interval.ns,
             "start_jitter_ns": self.start_jitter.ns,
             "host_jitter_ns": self.host_jitter.ns,
+            "host_stall_ns": self.host_stall.ns if self.host_stall is not None else 0,
+            "host_stall_prob": self.host_stall_probability or 0.0,
             "topology": self._topology_spec(),
             "flows": [self._flow_spec(i, flow) for i, flow in enumerate(self.flows)],
         }

@@ -103,6 +103,8 @@ pub struct Simulation {
     node_names: Vec<String>,
     hosts: Vec<Host>,
     host_jitter_ns: Nanos,
+    host_stall_ns: Nanos,
+    host_stall_prob: f64,
     host_rng: Vec<Rng>,
     flows: Vec<Flow>,
     series: Series,
@@ -184,6 +186,8 @@ impl Simulation {
             node_names: built.node_names,
             hosts: (0..n).map(|_| Host::default()).collect(),
             host_jitter_ns: spec.host_jitter_ns,
+            host_stall_ns: if spec.host_stall_prob > 0.0 { spec.host_stall_ns } else { 0 },
+            host_stall_prob: spec.host_stall_prob,
             host_rng: (0..n).map(|i| Rng::stream(spec.seed, Stream::HostJitter, i as u32)).collect(),
             flows,
             series,
@@ -360,9 +364,10 @@ impl Simulation {
 
     /// Send what an endpoint at `node` produced, through the host's processing jitter if any: one
     /// delay for everything it sent at once (a TSO burst reaches the testbed's router as a whole,
-    /// its segments under 1 µs apart, 5–80 µs after it left the sender's stack), order kept.
+    /// its segments under 1 µs apart, 5–80 µs after it left the sender's stack), order kept. With
+    /// probability `host_stall_prob` the delay is a stall, uniform in [0, `host_stall_ns`), instead.
     fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>) {
-        if self.host_jitter_ns == 0 {
+        if self.host_jitter_ns == 0 && self.host_stall_ns == 0 {
             for pkt in out.drain(..) {
                 self.forward(node, pkt);
             }
@@ -371,7 +376,14 @@ impl Simulation {
         if out.is_empty() {
             return;
         }
-        let jitter = self.host_rng[node.idx()].below(self.host_jitter_ns);
+        let rng = &mut self.host_rng[node.idx()];
+        let jitter = if self.host_stall_ns > 0 && rng.chance(self.host_stall_prob) {
+            rng.below(self.host_stall_ns)
+        } else if self.host_jitter_ns > 0 {
+            rng.below(self.host_jitter_ns)
+        } else {
+            0
+        };
         for pkt in out.drain(..) {
             let host = &mut self.hosts[node.idx()];
             let ready = (self.now + jitter).max(host.last_ready_ns);

@@ -22,6 +22,12 @@ pub struct Spec {
     /// emits at once shares it), FIFO per host.
     #[serde(default)]
     pub host_jitter_ns: Nanos,
+    /// With probability `host_stall_prob` a send is held uniformly in [0, `host_stall_ns`)
+    /// instead of the jitter: a host's rare stalls (softirq deferral, preemption).
+    #[serde(default)]
+    pub host_stall_ns: Nanos,
+    #[serde(default)]
+    pub host_stall_prob: f64,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
     /// Record one flow's packets on some links (`capture.rs`); off when absent.
@@ -510,6 +516,12 @@ impl Spec {
         }
         if self.interval_ns == 0 {
             return Err(SpecError::new("interval_ns", 0, "a positive interval"));
+        }
+        if !(0.0..=1.0).contains(&self.host_stall_prob) {
+            return Err(SpecError::new("host_stall_prob", self.host_stall_prob, "a probability in [0, 1]"));
+        }
+        if self.host_stall_prob > 0.0 && self.host_stall_ns == 0 {
+            return Err(SpecError::new("host_stall_ns", 0, "a positive stall when host_stall_prob is above 0"));
         }
         let built = match &self.topology {
             Topology::Dumbbell(d) => {

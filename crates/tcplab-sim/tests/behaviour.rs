@@ -3,7 +3,7 @@
 //! Seeds: `TCPLAB_SEED` overrides the master seed of every scenario here; the seed in use is
 //! printed when an assertion fails.
 
-use tcplab_sim::spec::{Recovery, Spec, TcpSpec, Topology};
+use tcplab_sim::spec::{CaptureSpec, CbrSpec, FlowSpec, Recovery, Spec, TcpSpec, Topology};
 use tcplab_sim::{simulate, SimResult};
 
 mod common;
@@ -276,4 +276,56 @@ fn unconnected_flow_is_rejected_with_its_field() {
     let err = simulate(&Spec::from_json(&spec.to_string()).unwrap()).unwrap_err();
     assert_eq!(err.field, "flows[1].dst");
     assert_eq!(err.value, "c");
+}
+
+#[test]
+fn host_stall_settings_are_checked() {
+    let spec = |prob: f64, stall: u64| {
+        let mut s = common::dumbbell(10_000_000, 20 * MS, 20, vec![TcpSpec::new(0, 1)], S);
+        s.host_stall_prob = prob;
+        s.host_stall_ns = stall;
+        s
+    };
+    let err = simulate(&spec(1.5, MS)).unwrap_err();
+    assert_eq!((err.field.as_str(), err.value.as_str()), ("host_stall_prob", "1.5"));
+    let err = simulate(&spec(0.01, 0)).unwrap_err();
+    assert_eq!(err.field, "host_stall_ns");
+    assert!(simulate(&spec(1.0, MS)).is_ok(), "every send may stall");
+}
+
+/// How long after its due time each packet of a 100-packet/s CBR source at sender 0 enters its
+/// access link, µs, over `secs` seconds (a packet every 10 ms: no packet waits behind another).
+fn cbr_host_delays_us(stall_ns: u64, prob: f64, jitter_ns: u64, secs: u64) -> Vec<f64> {
+    let cbr = FlowSpec::Cbr(CbrSpec { src: 0, dst: 1, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, 800_000)] });
+    let mut spec = dumbbell(10_000_000, 20 * MS, 100, vec![cbr], secs * S);
+    spec.host_stall_ns = stall_ns;
+    spec.host_stall_prob = prob;
+    spec.host_jitter_ns = jitter_ns;
+    spec.capture = Some(CaptureSpec { flow: 0, links: vec![0] });
+    let r = run(&spec);
+    let cap = r.capture.as_ref().expect("capture");
+    let t: Vec<f64> = (0..cap.rows()).map(|i| cap.col("t_ns").get(i)).collect();
+    let offset = t.iter().enumerate().map(|(k, &x)| x - k as f64 * 1e7).fold(f64::INFINITY, f64::min);
+    t.iter().enumerate().map(|(k, &x)| (x - k as f64 * 1e7 - offset) / 1e3).collect()
+}
+
+#[test]
+fn host_stalls_delay_the_given_share_of_sends_up_to_their_length() {
+    // 2% of sends stall uniformly in [0, 1 ms); the rest leave on time.
+    let d = cbr_host_delays_us(MS, 0.02, 0, 200);
+    let n = d.len() as f64;
+    assert!(n > 19_000.0, "{n} packets");
+    let stalled: Vec<f64> = d.iter().copied().filter(|&x| x > 0.0).collect();
+    let share = stalled.len() as f64 / n;
+    assert!((0.015..0.025).contains(&share), "{share} of sends stalled");
+    let max = stalled.iter().copied().fold(0.0, f64::max);
+    assert!(max < 1000.0, "no stall reaches its length: {max} µs");
+    let mean = stalled.iter().sum::<f64>() / stalled.len() as f64;
+    assert!((400.0..600.0).contains(&mean), "uniform stalls average half their length: {mean} µs");
+    // Between stalls the host's jitter applies as before.
+    let d = cbr_host_delays_us(MS, 0.02, 20_000, 50);
+    let small = d.iter().filter(|&&x| x < 20.0).count() as f64 / d.len() as f64;
+    assert!((0.96..0.99).contains(&small), "{small} of sends within the 20 µs jitter");
+    // A stall of probability 0 is no stall: the run is exactly the one without.
+    assert_eq!(cbr_host_delays_us(MS, 0.0, 20_000, 50), cbr_host_delays_us(0, 0.0, 20_000, 50));
 }

@@ -32,6 +32,8 @@ pub fn dumbbell<F: Into<FlowSpec>>(rate_bps: u64, rtt_ns: u64, buffer_pkts: u64,
         interval_ns: S,
         start_jitter_ns: 5 * MS,
         host_jitter_ns: 0,
+        host_stall_ns: 0,
+        host_stall_prob: 0.0,
         topology: Topology::Dumbbell(Dumbbell {
             pairs,
             bottleneck_rate_bps: rate_bps,
