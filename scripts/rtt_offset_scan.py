@@ -9,6 +9,11 @@ mean and median throughput over the experiment's window per offset (docs/validat
         --offsets=-400:400:40
     python scripts/rtt_offset_scan.py experiments/validation.toml --cell flow2=cubic \\
         --cell topology.rtt=400ms --cell topology.buffer=0.2bdp --offsets=-80:80:40 --host-jitter 30us
+    python scripts/rtt_offset_scan.py experiments/validation-400.toml --replications 40 --seed 1 \\
+        --offsets=0:0:1 --host-jitter 100us --each
+
+``--each`` also prints every run's flow 1 throughput, sorted: the levels a drop-tail lottery
+lands on.
 
 Two-flow dumbbell experiments only (the offset goes on the flows' own access links).
 """
@@ -90,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--replications", type=int, metavar="N", help="replications (default: the file's)")
     p.add_argument("--seed", type=int, help="the experiment's seed (default: the file's)")
     p.add_argument("--host-jitter", type=_time, metavar="TIME", help="the hosts' processing jitter (default: the file's)")
+    p.add_argument("--each", action="store_true", help="also print every run's flow 1 throughput, sorted")
     a = p.parse_args(argv)
     if a.replications is not None and a.replications < 1:
         p.error(f"--replications: {a.replications} must be at least 1")
@@ -120,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             for f in range(2)
         )
         print(f"{d:+5d} us  {cols}  Mb/s")
+        if a.each:
+            print("         flow1 each: " + " ".join(f"{x:.2f}" for x in sorted(run[0] for run in per_run)))
     return 0
 
 

@@ -81,3 +81,16 @@ def test_a_cell_must_be_chosen_and_exist(experiment: Path, capsys: pytest.Captur
     assert scan_script.main([str(experiment), "--cell", "topology.rtt=20ms", "--offsets=0:0:1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--cell = 'topology.rtt=20ms'" in err and "topology.buffer" in err
+
+
+def test_each_run_is_printed_sorted_when_asked(experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [str(experiment), "--cell", "topology.buffer=1bdp", "--offsets=0:0:1", "--replications", "3"]
+    assert scan_script.main(args) == 0
+    plain = capsys.readouterr().out.splitlines()
+    assert scan_script.main([*args, "--each"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == plain[:2] and len(out) == 3
+    each = [float(x) for x in out[2].split(":")[1].split()]
+    assert len(each) == 3 and each == sorted(each)
+    mean = float(out[1].split()[4])
+    assert abs(sum(each) / 3 - mean) < 0.01
