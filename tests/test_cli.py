@@ -105,10 +105,11 @@ def bad_cases(tmp_path: Path) -> list[tuple[list[str], str]]:
         (["sim", str(tmp_path / "nothing.toml")], "scenario = "),
         ([*SHORT, "--set", "topology.loss"], "--set = 'topology.loss': expected PATH=VALUE"),
         ([*SHORT, "--set", "topology.loss=2"], "topology.loss = 2: expected a probability in [0, 1)"),
+        ([*SHORT, "--host-stall", "1ms"], "host_stall = '1ms': expected host_stall_probability with it"),
     ]
 
 
-N_BAD = 14
+N_BAD = 15
 
 
 def test_every_bad_case_is_run(tmp_path: Path) -> None:
