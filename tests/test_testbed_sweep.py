@@ -107,6 +107,11 @@ def test_the_sweep_stores_every_run_once_tagged_with_backend_kernel_and_stack(sw
         assert hosts["tcplab-r1"]["net.ipv4.tcp_rmem"] == "4096 131072 6291456"  # rwnd = 6 MiB
         # A run that finished has its flows, valid or not.
         assert run["flow_rows"] == 2
+        # The router's timing noise in both directions, of which the validity rule reads p99.9.
+        late = v["router_lateness"]
+        assert max(late["forward"]["p999_ns"], late["reverse"]["p999_ns"]) == v["lateness_p999_ns"]
+        for d in (late["forward"], late["reverse"]):
+            assert d["count"] > 0 and d["p50_ns"] <= d["p99_ns"] <= d["p999_ns"] <= d["max_ns"], d
     # One calibration of the path for the whole sweep, recorded with every run.
     calibrations = [r["versions"]["calibration"] for r in sweep.runs]
     assert calibrations[0]["source"].startswith("the sweep's calibration")

@@ -756,6 +756,9 @@ def _result(
             "congestion_control": [s.cc for s in stacks],
             "calibration": cal,
             "lateness_p999_ns": lateness_p999,
+            # Each direction's whole lateness summary (count, mean, p50, p99, p99.9, max): how
+            # much timing noise the run had, not only whether it stayed under the limit.
+            "router_lateness": {"forward": fwd["lateness"], "reverse": rev["lateness"]},
             "overflow_pkts": overflow,
             "iperf3": _iperf_version(),
             "router": {"rate_bps": fwd["rate_bps"], "delay_ns": fwd["delay_ns"], "queue": queue, "realtime": bool(fwd["realtime"] and rev["realtime"])},
