@@ -103,8 +103,8 @@ pub struct Simulation {
     node_names: Vec<String>,
     hosts: Vec<Host>,
     host_jitter_ns: Nanos,
-    host_stall_ns: Nanos,
-    host_stall_prob: f64,
+    /// (probability, length): a send stalls with that probability, uniformly up to the length.
+    host_stall: Option<(f64, Nanos)>,
     host_rng: Vec<Rng>,
     flows: Vec<Flow>,
     series: Series,
@@ -186,8 +186,7 @@ impl Simulation {
             node_names: built.node_names,
             hosts: (0..n).map(|_| Host::default()).collect(),
             host_jitter_ns: spec.host_jitter_ns,
-            host_stall_ns: if spec.host_stall_prob > 0.0 { spec.host_stall_ns } else { 0 },
-            host_stall_prob: spec.host_stall_prob,
+            host_stall: (spec.host_stall_prob > 0.0).then_some((spec.host_stall_prob, spec.host_stall_ns)),
             host_rng: (0..n).map(|i| Rng::stream(spec.seed, Stream::HostJitter, i as u32)).collect(),
             flows,
             series,
@@ -367,7 +366,7 @@ impl Simulation {
     /// its segments under 1 µs apart, 5–80 µs after it left the sender's stack), order kept. With
     /// probability `host_stall_prob` the delay is a stall, uniform in [0, `host_stall_ns`), instead.
     fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>) {
-        if self.host_jitter_ns == 0 && self.host_stall_ns == 0 {
+        if self.host_jitter_ns == 0 && self.host_stall.is_none() {
             for pkt in out.drain(..) {
                 self.forward(node, pkt);
             }
@@ -377,12 +376,9 @@ impl Simulation {
             return;
         }
         let rng = &mut self.host_rng[node.idx()];
-        let jitter = if self.host_stall_ns > 0 && rng.chance(self.host_stall_prob) {
-            rng.below(self.host_stall_ns)
-        } else if self.host_jitter_ns > 0 {
-            rng.below(self.host_jitter_ns)
-        } else {
-            0
+        let jitter = match self.host_stall {
+            Some((p, len)) if rng.chance(p) => rng.below(len),
+            _ => rng.below(self.host_jitter_ns), // 0, drawing nothing, without jitter
         };
         for pkt in out.drain(..) {
             let host = &mut self.hosts[node.idx()];
