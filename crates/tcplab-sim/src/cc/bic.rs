@@ -17,7 +17,7 @@
 //!
 //! Mirrors Linux `net/ipv4/tcp_bic.c`: segments, the increase expressed as `cnt` (ACKs per
 //! one-segment increase) for `tcp_cong_avoid_ai`, β in 1/1024 (`BICTCP_BETA_SCALE`), the
-//! delayed-ACK ratio estimate in 1/16 (`ACK_RATIO_SHIFT`), time in jiffies (`HZ` = 1000).
+//! delayed-ACK ratio estimate in 1/16 (`ACK_RATIO_SHIFT`), time in jiffies (`HZ` = 250).
 //!
 //! Profile `linux-2.6.22`: no change. BIC's constants (β 819/1024, max_increment 16 — 32 before
 //! 2.6.14.2 —, low_window 14, smooth_part 20, B = 4) were the same in 2.6.22 as today.
@@ -105,7 +105,7 @@ impl Bic {
 
     /// Linux `bictcp_update`: the ACKs per one-segment increase at window `cwnd`.
     fn update(&mut self, cwnd: u32, now: u32) {
-        // Recompute at most every HZ/32 (31 ms) while cwnd stands still.
+        // Recompute at most every HZ/32 jiffies (7: 28 ms) while cwnd stands still.
         if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
             return;
         }

@@ -18,7 +18,7 @@
 //! Mirrors Linux `net/ipv4/tcp_cubic.c` (CUBIC v2.3): segments; β in 1/1024
 //! (`BICTCP_BETA_SCALE`), C as `bic_scale` = 41 in 1/1024 with the RTT folded in
 //! (`cube_rtt_scale` = bic_scale·10: W grows by C·t³ with t in 1/1024 s, `BICTCP_HZ` = 10);
-//! epoch time in jiffies (`HZ` = 1000), HyStart in µs; the increase as `cnt` ACKs per segment
+//! epoch time in jiffies (`HZ` = 250), HyStart in µs; the increase as `cnt` ACKs per segment
 //! for `tcp_cong_avoid_ai`, recomputed at most once per jiffy; cnt ≥ 2 (at most ×1.5 per RTT);
 //! before the first loss cnt ≤ 20 (≥ 5% per RTT).
 //!

@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Mirrors Linux `net/ipv4/tcp_htcp.c`: segments, α and β in 1/128 (`<< 7`: `ALPHA_BASE` = 1.0,
-//! `BETA_MIN` = 0.5, `BETA_MAX` = 102/128 = 0.8), RTTs and Δ in jiffies (`HZ` = 1000), the
+//! `BETA_MIN` = 0.5, `BETA_MAX` = 102/128 = 0.8), RTTs and Δ in jiffies (`HZ` = 250), the
 //! throughput estimate in segments per second; `snd_cwnd_cnt` counts segments acknowledged and
 //! cwnd grows by one when cnt·α/128 ≥ cwnd.
 //!
@@ -22,7 +22,7 @@
 //! Deviations:
 //! - `init` (Δ's origin, `last_cong`) runs when the flow starts sending (`CA_EVENT_TX_START`),
 //!   not at connection set-up one RTT earlier (tcplab has no handshake).
-//! - Time runs at HZ = 1000 (Δ, RTT_min and RTT_max in 1 ms jiffies).
+//! - Time runs at HZ = 250 (Debian's and Ubuntu's kernels, and the testbed's; a 4 ms jiffy).
 
 use super::helpers::{jiffies, slow_start, usecs_to_jiffies, HZ};
 use super::params::{Param, ParamValues};
