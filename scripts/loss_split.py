@@ -125,10 +125,12 @@ def episodes(drop_times: list[tuple[int, int]], rtt_ns: int) -> list[tuple[int, 
     return eps
 
 
-def replay(arrivals: list[tuple[int, Hashable, int]], limit: int, rate_bps: int, initial: int = 0) -> set[Hashable]:
+def replay(arrivals: list[tuple[int, Hashable, int]], limit: int, rate_bps: int, initial: int = 0,
+           occupancy: list[int] | None = None) -> set[Hashable]:
     """Keys of the arrivals (time ns, key, IP bytes) that an ideal drop-tail queue of ``limit``
     waiting packets, served at ``rate_bps``, drops (the packet in service does not count, as in
-    tcplab's queues); ``initial`` full-sized packets wait when the first one arrives."""
+    tcplab's queues); ``initial`` full-sized packets wait when the first one arrives. Given
+    ``occupancy``, it appends how many packets were waiting as each arrival came."""
     def tx(size: int) -> int:
         return -(-size * 8 * 1_000_000_000 // rate_bps)  # ns, rounded up as tcplab's links do
 
@@ -137,6 +139,8 @@ def replay(arrivals: list[tuple[int, Hashable, int]], limit: int, rate_bps: int,
     for t, key, size in arrivals:
         while waiting and free_at <= t:
             free_at += waiting.popleft()
+        if occupancy is not None:
+            occupancy.append(len(waiting))
         if len(waiting) < limit:
             waiting.append(tx(size))
         else:
