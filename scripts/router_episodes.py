@@ -27,7 +27,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tcplab.units import Rate, Time, UnitError
+from tcplab.units import Rate, Time
 
 _spec = importlib.util.spec_from_file_location("loss_split", Path(__file__).resolve().parent / "loss_split.py")
 assert _spec is not None and _spec.loader is not None
@@ -56,23 +56,14 @@ def episodes(drop_times: list[int], gap_ns: int) -> list[tuple[int, int]]:
     return out
 
 
-def _arg(parse):
-    def read(text: str):
-        try:
-            return parse(text)
-        except UnitError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-    return read
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="+", help="the router's capture, or each sender's capture of one simulation")
     p.add_argument("--limit", required=True, type=int, help="the bottleneck's drop-tail limit in packets")
-    p.add_argument("--rate", default="100Mbps", type=_arg(Rate.parse), help="bottleneck rate (default 100Mbps)")
-    p.add_argument("--from", dest="start", default="0s", type=_arg(Time.parse), metavar="TIME",
+    p.add_argument("--rate", default="100Mbps", type=loss_split._arg(Rate.parse), help="bottleneck rate (default 100Mbps)")
+    p.add_argument("--from", dest="start", default="0s", type=loss_split._arg(Time.parse), metavar="TIME",
                    help="list the episodes that start this long after the first packet (default 0s)")
-    p.add_argument("--gap", default="2s", type=_arg(Time.parse), help="drops closer than this share an episode (default 2s)")
+    p.add_argument("--gap", default="2s", type=loss_split._arg(Time.parse), help="drops closer than this share an episode (default 2s)")
     a = p.parse_args(argv)
     if a.limit < 1:
         p.error(f"--limit: {a.limit} must be at least 1 packet")
