@@ -288,6 +288,6 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
     elif path.stem == "validation-bbr":  # two cells of the grid next to BBR, more often
         assert exp.replications == 5 and len(runs) == 10 and runs[0].scenario.duration.seconds == 120
     elif path.stem == "validation-400":  # one cell of the grid next to CUBIC, more often
-        assert exp.replications == 6 and len(runs) == 6 and runs[0].scenario.duration.seconds == 120
+        assert exp.replications == 12 and len(runs) == 12 and runs[0].scenario.duration.seconds == 120
     else:
         assert exp.replications == 5  # every paper ran each point five times
