@@ -15,7 +15,8 @@ router's own drops exactly (tests/test_testbed.py). It prints each source addres
 drops, then every loss episode (drops less than ``--gap`` apart) from ``--from`` on: its start
 and length, and for each source its arrivals in the episode, its drops, and how many free places
 in the queue its arrivals found (0 means dropped). docs/validation.md ("How hard Reno is hit")
-reads the kernel's and the simulator's episodes at 400 ms / 0.2 BDP this way.
+reads the kernel's and the simulator's episodes at 400 ms / 0.2 BDP this way;
+tests/test_loss_split.py checks it on the simulator's captures.
 """
 
 from __future__ import annotations

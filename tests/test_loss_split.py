@@ -1,9 +1,11 @@
-"""scripts/loss_split.py on the simulator's own captures: replaying both senders' data segments
-through an ideal drop-tail queue must find exactly the segments the senders retransmitted (counted
-over the first 11 of the 12 s: a drop in the last RTTs is never retransmitted), because
+"""scripts/loss_split.py and scripts/router_episodes.py on the simulator's own captures at both
+senders. Replaying both senders' data segments through an ideal drop-tail queue must find exactly
+the segments the senders retransmitted (counted over the first 11 of the 12 s: a drop in the last
+RTTs is never retransmitted) and exactly the packets the bottleneck dropped, flow by flow, because
 the simulated bottleneck is such a queue and the capture times are the departure times (the
-access links add the same 12 µs to every segment). A broken timestamp, a wrong queue rule or a
-wrong drop inference makes them differ."""
+access links add the same 12 µs to every segment). A broken timestamp, a wrong queue rule, a
+wrong drop inference, a wrong source filter (a sender's capture also holds its ACKs) or a broken
+episode window makes them differ."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import tcplab
 from tcplab.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,14 +45,22 @@ start = "2s"
 # 20 Mb/s × 30 ms = 75,000 B = 50 packets of 1500 B.
 LIMIT = 50
 
-def test_replay_finds_the_simulators_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """The scenario file and each sender's capture of one run of it."""
     assert shutil.which("tshark") is not None, "tshark is not installed (make deps installs it)"
-    scenario = tmp_path / "split.toml"
+    workdir = tmp_path_factory.mktemp("split")
+    scenario = workdir / "split.toml"
     scenario.write_text(SCENARIO)
-    pcaps = [tmp_path / f"flow{i}.pcap" for i in (1, 2)]
+    pcaps = [workdir / f"flow{i}.pcap" for i in (1, 2)]
     for i, path in enumerate(pcaps, start=1):
         assert main(["sim", str(scenario), "--pcap", str(i), "--pcap-file", str(path), "-q"]) == 0
-    capsys.readouterr()
+    return scenario, pcaps
+
+
+def test_replay_finds_the_simulators_drops(captures: tuple[Path, list[Path]]) -> None:
+    _, pcaps = captures
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "loss_split.py"), *map(str, pcaps), "--rtt", "30ms", "--limit", str(LIMIT), "--rate", "20Mbps", "--acks",
          "--window", "0s:11s"],  # a drop in the run's last RTTs is never retransmitted
@@ -80,3 +91,35 @@ def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "--rtt" in run.stderr and "30xs" in run.stderr and "Traceback" not in run.stderr
 
+
+def test_episodes_find_the_simulators_drops_flow_by_flow(captures: tuple[Path, list[Path]]) -> None:
+    scenario, pcaps = captures
+    want = tcplab.simulate(tcplab.load_scenario(scenario)).flows["dropped_pkts"].tolist()
+    assert all(n > 0 for n in want), want
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "router_episodes.py"), *map(str, pcaps), "--limit", str(LIMIT), "--rate", "20Mbps", "--gap", "100ms"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    head, *eps = out.splitlines()
+    # Flow i's sender is 10.0.i.1 in the simulator's captures (docs/pcap.md).
+    got = {int(i): (int(n), int(d)) for i, n, d in re.findall(r"10\.0\.(\d)\.1: (\d+) packets, (\d+) dropped", head)}
+    assert [got[1][1], got[2][1]] == want, out
+    assert eps, out
+    in_episodes = 0
+    for line in eps:
+        for arrived, dropped, shares in re.findall(r"10\.0\.\d\.1: (\d+) arrivals, (\d+) dropped, free places 0/1/2/3/4\+ ([-\d./]+)", line):
+            if int(arrived) == 0:
+                continue
+            parts = [float(x) for x in shares.split("/")]
+            assert sum(parts) == pytest.approx(1.0, abs=0.003), line
+            assert parts[0] * int(arrived) == pytest.approx(int(dropped), abs=0.5), line
+            in_episodes += int(dropped)
+    assert in_episodes == sum(want), out
+
+
+def test_router_episodes_bad_limit_is_a_usage_error() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "router_episodes.py"), "x.pcap", "--limit", "0"], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "--limit: 0 must be at least 1 packet" in run.stderr
+    assert "Traceback" not in run.stderr
