@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             free = [min(a.limit - waiting[k], FREE_CLASSES) for k in range(lo, hi) if pkts[k][1] == src]
             n = len(free)
             shares = "/".join(f"{free.count(c) / n:.3f}" if n else "-" for c in range(FREE_CLASSES + 1))
-            parts.append(f"{src}: {n} arrivals, {sum(k in dropped for k in range(lo, hi) if pkts[k][1] == src)} dropped, "
+            parts.append(f"{src}: {n} arrivals, {free.count(0)} dropped, "  # no free place: dropped
                          f"free places 0/1/2/3/4+ {shares}")
         print(f"episode at {(first - t0) / 1e9:.3f} s, {(last - first) / 1e6:.0f} ms: " + "; ".join(parts))
     return 0
