@@ -15,6 +15,16 @@ mean and median throughput over the experiment's window per offset (docs/validat
 ``--each`` also prints every run's flow 1 throughput, sorted: the levels a drop-tail lottery
 lands on.
 
+``--shift start`` moves flow 2's start instead: each offset d (µs, d ≥ 0) starts flow 2 d later
+than the scenario says, with no start jitter, so the scan walks flow 2's arrival across flow 1's
+state (its sawtooth, its bursts). A cell decided by a few overflows gives a different flow 1
+throughput at different offsets; the mean over offsets spread evenly over a round trip or more is
+the cell's value with that phase averaged out (docs/validation.md, "Where flow 2 starts"):
+
+    python scripts/rtt_offset_scan.py experiments/validation.toml --cell flow2=cubic \\
+        --cell topology.rtt=200ms --cell topology.buffer=1.0bdp --shift start \\
+        --offsets=0:400000:10000 --replications 1 --each
+
 Two-flow dumbbell experiments only (the offset goes on the flows' own access links).
 """
 
@@ -46,19 +56,32 @@ def offset_spec(spec: dict[str, Any], offset_us: int) -> dict[str, Any]:
     return out
 
 
+def start_spec(spec: dict[str, Any], offset_us: int) -> dict[str, Any]:
+    """``spec`` with flow 2 starting ``offset_us`` later than it says and no start jitter."""
+    out = copy.deepcopy(spec)
+    out["start_jitter_ns"] = 0
+    out["flows"][1]["start_ns"] += offset_us * 1000
+    return out
+
+
+SHIFTS = {"rtt": offset_spec, "start": start_spec}
+
+
 def throughputs(run: Run, spec: dict[str, Any]) -> list[float]:
     """Each flow's mean throughput (Mb/s) over the scenario's window, simulating ``spec``."""
     result = Result.from_engine(run.scenario, _core.simulate(json.dumps(spec)))
     return result.summary()["throughput_mbps"].tolist()
 
 
-def scan(runs: list[Run], offsets: list[int], host_jitter: Time | None = None) -> list[tuple[int, list[list[float]]]]:
-    """For each offset, every run's per-flow throughputs."""
+def scan(runs: list[Run], offsets: list[int], host_jitter: Time | None = None, shift: str = "rtt") -> list[tuple[int, list[list[float]]]]:
+    """For each offset, every run's per-flow throughputs; ``shift`` says what the offset moves
+    (``SHIFTS``: flow 1's round trip against flow 2's, or flow 2's start)."""
+    apply = SHIFTS[shift]
     specs = [run.scenario.to_engine_spec() for run in runs]
     if host_jitter is not None:
         for spec in specs:
             spec["host_jitter_ns"] = host_jitter.ns
-    return [(d, [throughputs(run, offset_spec(spec, d)) for run, spec in zip(runs, specs)]) for d in offsets]
+    return [(d, [throughputs(run, apply(spec, d)) for run, spec in zip(runs, specs)]) for d in offsets]
 
 
 def _cell(text: str) -> tuple[str, str]:
@@ -91,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cell", type=_cell, action="append", default=[], metavar="AXIS=VALUE",
                    help="keep the runs whose AXIS has VALUE (repeatable); the runs kept must be one cell")
     p.add_argument("--offsets", type=_offsets, default=_offsets("-400:400:40"), metavar="START:STOP:STEP",
-                   help="flow 1's RTT minus flow 2's, µs (default -400:400:40)")
+                   help="flow 1's RTT minus flow 2's, µs (default -400:400:40); with --shift start, flow 2's delay, µs")
+    p.add_argument("--shift", choices=sorted(SHIFTS), default="rtt",
+                   help="what the offsets move: flow 1's round trip against flow 2's (rtt, the default) or flow 2's start")
     p.add_argument("--replications", type=int, metavar="N", help="replications (default: the file's)")
     p.add_argument("--seed", type=int, help="the experiment's seed (default: the file's)")
     p.add_argument("--host-jitter", type=_time, metavar="TIME", help="the hosts' processing jitter (default: the file's)")
@@ -99,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.replications is not None and a.replications < 1:
         p.error(f"--replications: {a.replications} must be at least 1")
+    if a.shift == "start" and a.offsets[0] < 0:
+        p.error(f"--offsets: {a.offsets[0]} µs: with --shift start the offsets delay flow 2's start and must be 0 or more")
     try:
         exp = load_experiment(a.experiment)
         changes = {k: v for k, v in (("replications", a.replications), ("seed", a.seed)) if v is not None}
@@ -115,11 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         spec = runs[0].scenario.to_engine_spec()
         if spec["topology"].get("kind") != "dumbbell" or len(spec["flows"]) != 2:
             raise ResultsError("experiment", a.experiment, "expected a dumbbell with two flows")
-        results = scan(runs, a.offsets, a.host_jitter)
+        results = scan(runs, a.offsets, a.host_jitter, a.shift)
     except TcplabError as e:
         print(f"rtt_offset_scan: error: {e}", file=sys.stderr)
         return 2
-    print(f"{a.experiment}: {dict(next(iter(cells)))}, {len(runs)} replications; flow 1's RTT minus flow 2's")
+    what = "flow 1's RTT minus flow 2's" if a.shift == "rtt" else "flow 2's start delayed by"
+    print(f"{a.experiment}: {dict(next(iter(cells)))}, {len(runs)} replications; {what}")
     for d, per_run in results:
         cols = "  ".join(
             f"flow{f + 1} mean {statistics.mean(x[f] for x in per_run):6.2f} median {statistics.median(x[f] for x in per_run):6.2f}"
@@ -128,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{d:+5d} us  {cols}  Mb/s")
         if a.each:
             print("         flow1 each: " + " ".join(f"{x:.2f}" for x in sorted(run[0] for run in per_run)))
+    if a.shift == "start" and len(results) > 1:  # the phase-averaged value
+        every = [run for _, per_run in results for run in per_run]
+        cols = "  ".join(f"flow{f + 1} mean {statistics.mean(x[f] for x in every):6.2f} median {statistics.median(x[f] for x in every):6.2f}" for f in range(2))
+        print(f"{'all':>5s} {len(results)} offsets  {cols}  Mb/s")
     return 0
 
 

@@ -94,3 +94,37 @@ def test_each_run_is_printed_sorted_when_asked(experiment: Path, capsys: pytest.
     assert len(each) == 3 and each == sorted(each)
     mean = float(out[1].split()[4])
     assert abs(sum(each) / 3 - mean) < 0.01
+
+
+@pytest.mark.parametrize("offset_us", [0, 1, 250_000])
+def test_a_start_offset_delays_flow_2_alone_and_drops_the_jitter(experiment: Path, offset_us: int) -> None:
+    spec = load_experiment(experiment).runs("sim")[0].scenario.to_engine_spec()
+    assert spec["start_jitter_ns"] > 0
+    shifted = scan_script.start_spec(spec, offset_us)
+    assert shifted["start_jitter_ns"] == 0
+    assert shifted["flows"][1]["start_ns"] == spec["flows"][1]["start_ns"] + offset_us * 1000
+    assert shifted["flows"][0]["start_ns"] == spec["flows"][0]["start_ns"]
+    assert spec["start_jitter_ns"] > 0 and shifted["flows"][1] is not spec["flows"][1]  # the input is left as it was
+
+
+def test_a_start_scan_prints_each_offset_and_their_mean(experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Flow 2 delayed past the run's end (8 s) leaves flow 1 the whole 10 Mb/s link.
+    args = [str(experiment), "--cell", "topology.buffer=1bdp", "--shift", "start", "--offsets=0:9000000:4500000"]
+    assert scan_script.main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "flow 2's start delayed by" in out[0]
+    rows = {int(line.split()[0]): (float(line.split()[4]), float(line.split()[9])) for line in out[1:4]}
+    assert sorted(rows) == [0, 4_500_000, 9_000_000]
+    assert rows[9_000_000][1] == 0 and rows[9_000_000][0] > 9.0
+    assert rows[0][1] > 2.0  # started with flow 1, flow 2 has its share
+    summary = out[4].split()
+    assert summary[:3] == ["all", "3", "offsets"]
+    assert abs(float(summary[5]) - sum(f1 for f1, _ in rows.values()) / 3) < 0.01
+
+
+def test_a_start_scan_refuses_a_negative_offset(experiment: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        scan_script.main([str(experiment), "--cell", "topology.buffer=1bdp", "--shift", "start", "--offsets=-1000:0:1000"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--offsets: -1000" in err and "must be 0 or more" in err and "Traceback" not in err
