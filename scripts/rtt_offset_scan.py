@@ -1,5 +1,5 @@
 """How one cell of an experiment moves when one flow's round trip is made a few microseconds longer
-than the other's: the drop-tail phase effect. For each offset d (µs), flow 1's two access links
+than the other's, or flow 2 starts a little later: the drop-tail phase effect. For each offset d (µs), flow 1's two access links
 each get d/4 more one-way delay (d > 0: flow 1's base RTT is d longer than flow 2's) or flow 2's
 get −d/4 (d < 0), and every replication of the cell is simulated; the script prints each flow's
 mean and median throughput over the experiment's window per offset (docs/validation.md,
@@ -25,7 +25,7 @@ the cell's value with that phase averaged out (docs/validation.md, "Where flow 2
         --cell topology.rtt=200ms --cell topology.buffer=1.0bdp --shift start \\
         --offsets=0:400000:10000 --replications 1 --each
 
-Two-flow dumbbell experiments only (the offset goes on the flows' own access links).
+Two-flow dumbbell experiments only (an RTT offset goes on the flows' own access links).
 """
 
 from __future__ import annotations
@@ -82,6 +82,14 @@ def scan(runs: list[Run], offsets: list[int], host_jitter: Time | None = None, s
         for spec in specs:
             spec["host_jitter_ns"] = host_jitter.ns
     return [(d, [throughputs(run, apply(spec, d)) for run, spec in zip(runs, specs)]) for d in offsets]
+
+
+def _means(per_run: list[list[float]]) -> str:
+    """Each flow's mean and median throughput over ``per_run`` (runs × flows)."""
+    return "  ".join(
+        f"flow{f + 1} mean {statistics.mean(x[f] for x in per_run):6.2f} median {statistics.median(x[f] for x in per_run):6.2f}"
+        for f in range(2)
+    )
 
 
 def _cell(text: str) -> tuple[str, str]:
@@ -149,17 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     what = "flow 1's RTT minus flow 2's" if a.shift == "rtt" else "flow 2's start delayed by"
     print(f"{a.experiment}: {dict(next(iter(cells)))}, {len(runs)} replications; {what}")
     for d, per_run in results:
-        cols = "  ".join(
-            f"flow{f + 1} mean {statistics.mean(x[f] for x in per_run):6.2f} median {statistics.median(x[f] for x in per_run):6.2f}"
-            for f in range(2)
-        )
-        print(f"{d:+5d} us  {cols}  Mb/s")
+        print(f"{d:+5d} us  {_means(per_run)}  Mb/s")
         if a.each:
             print("         flow1 each: " + " ".join(f"{x:.2f}" for x in sorted(run[0] for run in per_run)))
     if a.shift == "start" and len(results) > 1:  # the phase-averaged value
-        every = [run for _, per_run in results for run in per_run]
-        cols = "  ".join(f"flow{f + 1} mean {statistics.mean(x[f] for x in every):6.2f} median {statistics.median(x[f] for x in every):6.2f}" for f in range(2))
-        print(f"{'all':>5s} {len(results)} offsets  {cols}  Mb/s")
+        print(f"{'all':>5s} {len(results)} offsets  {_means([run for _, per_run in results for run in per_run])}  Mb/s")
     return 0
 
 
