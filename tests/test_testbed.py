@@ -82,7 +82,25 @@ def test_calibration_meets_the_papers_tolerances() -> None:
     )
     assert p.returncode == 0, p.stdout + p.stderr
     assert "calibration ok" in p.stdout
-    assert "ping RTT" in p.stdout and "UDP rate" in p.stdout
+    assert "ping RTT" in p.stdout and "UDP rate" in p.stdout and "taken out of the router's delay" in p.stdout
+    _assert_nothing_left()
+
+
+def test_calibration_takes_the_paths_own_round_trip_out_of_the_routers_delay() -> None:
+    # The path (veths, the router's wake-ups and writes) adds a few hundred µs to the router's
+    # delay; the corrected router delays each direction by half of that less, and the fastest
+    # ping comes back that much sooner (the minimum: a stall of the machine cannot lower it).
+    rtt_ns = 25_000_000
+    cal = testbed.calibrate(rtt_ns, 100_000_000, udp_seconds=2, ping_count=20)
+    assert cal.uncorrected is not None
+    assert 0 < cal.overhead_ns == round(cal.uncorrected.mean_ms * 1e6) - rtt_ns < 5_000_000
+    assert {d["delay_ns"] for d in cal.router["directions"]} == {(rtt_ns - cal.overhead_ns) // 2}
+    assert cal.rtt.min_ms < cal.uncorrected.min_ms
+    assert cal.ok, cal.problems()
+    plain = testbed.calibrate(rtt_ns, 100_000_000, udp_seconds=2, ping_count=5, compensate=False)
+    assert plain.overhead_ns == 0 and plain.uncorrected is None
+    assert {d["delay_ns"] for d in plain.router["directions"]} == {rtt_ns // 2}
+    assert plain.as_dict()["path_overhead_ms"] == 0 and plain.as_dict()["uncorrected_rtt_mean_ms"] is None
     _assert_nothing_left()
 
 
@@ -123,7 +141,13 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
     assert quick.meta["backend"] == info["backend"] == "testbed"
     assert info["kernel"] == os.uname().release
     assert info["congestion_control"] == ["reno", "cubic"]
-    assert info["router"]["rate_bps"] == 100_000_000 and info["router"]["delay_ns"] == 25_000_000
+    # The router's delay makes the round trip 50 ms: 25 ms a direction less half of what the path
+    # itself added to the pings made with the router at 25 ms before the run.
+    cal = quick.meta["calibration"]
+    overhead = info["router"]["path_overhead_ns"]
+    assert overhead == round(cal["path_overhead_ms"] * 1e6) == round((cal["uncorrected_rtt_mean_ms"] - 50) * 1e6)
+    assert 0 < overhead < 5_000_000, overhead
+    assert info["router"]["rate_bps"] == 100_000_000 and info["router"]["delay_ns"] == (50_000_000 - overhead) // 2
     # Validity follows the rules: ping within 1 ms, lateness p99.9 within 1 ms.
     directions = quick.meta["router"]["directions"]
     p999 = max(d["lateness"]["p999_ns"] for d in directions)

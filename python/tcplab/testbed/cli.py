@@ -37,10 +37,13 @@ def _calibrate(args: argparse.Namespace) -> int:
         raise ScenarioError("--seconds", args.seconds, "expected at least 2 (the first second is not counted)")
     if args.profile not in experiment.PROFILES:
         raise ScenarioError("--profile", args.profile, f"expected one of {', '.join(experiment.PROFILES)}")
-    cal = experiment.calibrate(rtt.ns, rate.bps, udp_seconds=args.seconds, profile=args.profile)
+    cal = experiment.calibrate(rtt.ns, rate.bps, udp_seconds=args.seconds, profile=args.profile, compensate=not args.uncompensated)
     d = cal.as_dict()
     rtt_mark = "ok" if cal.rtt_ok else "OFF"
     rate_mark = "ok" if cal.rate_ok else "OFF"
+    if cal.uncorrected is not None:
+        print(f"path      {cal.uncorrected.mean_ms:.3f} ms with the router at rtt/2 ({cal.uncorrected.count} pings): "
+              f"overhead {cal.overhead_ns / 1e6:.3f} ms taken out of the router's delay")  # fmt: skip
     print(f"ping RTT  {d['rtt_mean_ms']:.3f} ms (min {d['rtt_min_ms']:.3f}, max {d['rtt_max_ms']:.3f}; {d['pings']} pings)  setting {d['rtt_setting_ms']:g} ms  "
           f"error {d['rtt_mean_ms'] - d['rtt_setting_ms']:+.3f} ms (limit ±{experiment.RTT_TOLERANCE_MS:g} ms)  {rtt_mark}")  # fmt: skip
     print(f"UDP rate  {d['udp_rate_bps'] / 1e6:.3f} Mb/s (IP bytes, offered 1.05x, {d['udp_lost']} lost)  bottleneck {rate.bps / 1e6:g} Mb/s  "
@@ -68,13 +71,17 @@ def _run(args: argparse.Namespace, outputs: Callable[[argparse.Namespace], list[
     scenario = experiment.load(args.file)
     targets = outputs(args)
     started = time.perf_counter()
-    result = experiment.run(scenario, seed=args.seed, profile=args.profile, router_pcap=args.router_pcap)
+    result = experiment.run(scenario, seed=args.seed, profile=args.profile, router_pcap=args.router_pcap, compensate=not args.uncompensated)
     wall_s = time.perf_counter() - started
     result.summary()
     for fmt, path in targets:
         result.write(path, fmt)
     if not args.quiet:
         print_table(result, wall_s)
+        cal = result.meta["calibration"]
+        if cal.get("uncorrected_rtt_mean_ms") is not None:
+            print(f"path: {cal['uncorrected_rtt_mean_ms']:.3f} ms with the router at rtt/2, overhead {cal['path_overhead_ms']:.3f} ms taken out; "
+                  f"ping RTT {cal['rtt_mean_ms']:.3f} ms against the setting {cal['rtt_setting_ms']:g} ms")  # fmt: skip
         for direction in result.meta["router"]["directions"]:
             late = direction["lateness"]
             print(f"router {direction['device']}: lateness p50 {late['p50_ns'] / 1e3:.1f} µs, p99.9 {late['p999_ns'] / 1e3:.1f} µs, "

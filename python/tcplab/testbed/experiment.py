@@ -1,8 +1,10 @@
 """Layer 3: run a scenario on the testbed and return a :class:`tcplab.Result` with simulate's columns.
 
 The router (``tcplab-router``) applies the scenario's bottleneck: rate (IP bytes), DropTail limit
-(the same limit the engine gets), and the one-way delay rtt/2 in each direction (the dumbbell's
-access delays are folded in: the veths add none). Each TCP flow is an iperf3 client in its sender
+(the same limit the engine gets), and a one-way delay in each direction that makes the round trip
+the scenario's rtt: rtt/2 less half the path's own overhead (the veths, the router's wake-ups and
+writes), which pings through the router at rtt/2 measure as the testbed opens. The dumbbell's
+access delays are folded in: the veths add none. Each TCP flow is an iperf3 client in its sender
 namespace (``-C`` its congestion control, ``-J -i 1``) started at the flow's start, against an
 iperf3 server in its receiver namespace (``-J``): goodput is the RECEIVER's per-second bytes, cwnd
 and RTT are the sender's ``tcp_info`` samples. What the testbed cannot measure is NaN.
@@ -46,6 +48,8 @@ LATENESS_LIMIT_NS = 1_000_000
 RTT_TOLERANCE_MS = 1.0
 #: UDP throughput must be within this fraction of the bottleneck.
 RATE_TOLERANCE = 0.02
+#: Pings that measure the path's own overhead (``_Testbed._correct_delay``).
+OVERHEAD_PINGS = 10
 #: One testbed at a time on a machine: the namespace names are fixed.
 LOCK_PATH = Path("/run/lock/tcplab-testbed.lock")
 
@@ -232,6 +236,12 @@ class _Testbed:
     workdir: Path
     stacks: list[FlowStack] = field(default_factory=list)
     router_pcap: bool = False
+    #: Round-trip time the path adds by itself, taken out of the router's delay; with
+    #: ``measure_overhead`` it is measured when the testbed opens (:meth:`_correct_delay`).
+    overhead_ns: int = 0
+    measure_overhead: bool = False
+    #: The pings that measured the overhead (router at rtt/2), when it was measured here.
+    uncorrected: tools.PingStats | None = None
     topo: topology.Dumbbell = field(init=False)
     router: _Router | None = None
 
@@ -250,8 +260,22 @@ class _Testbed:
             tools.sysctl_set(topology.receiver_ns(i), flow_stack.receiver_sysctls)
             self.topo.set_default_route(topology.sender_ns(i), topology.sender_gateway(i), flow_stack.sender_route)
             self.topo.set_default_route(topology.receiver_ns(i), topology.receiver_gateway(i), flow_stack.receiver_route)
-        self.router = _Router(self.workdir, self.rate_bps, self.rtt_ns // 2, self.queue, pcap=self.router_pcap)
+        self.router = _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap)
         self.topo.attach_router()
+        if self.measure_overhead:
+            self._correct_delay()
+
+    def _correct_delay(self) -> None:
+        """Ping through the router at rtt/2 a direction, then replace it by one whose delay is
+        shorter by half the mean RTT's excess over the setting, so that the round trip is the
+        setting. The excess is the path's own: veth hops, the router's wake-up on each arrival,
+        its release lateness (0.35–0.55 ms on this project's machine, docs/testbed.md)."""
+        assert self.router is not None
+        self.uncorrected = _ping(OVERHEAD_PINGS)
+        self.overhead_ns = min(max(0, round(self.uncorrected.mean_ms * 1e6) - self.rtt_ns), self.rtt_ns)
+        self.router.stop()
+        self.router = _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap)
+        self.topo.attach_router(rules=False)  # the new router's TUNs: routes again, same rules
 
     def close(self) -> None:
         try:
@@ -263,7 +287,15 @@ class _Testbed:
 
 @contextlib.contextmanager
 def _session(
-    pairs: int, rate_bps: int, rtt_ns: int, queue: dict[str, Any], profile: str, stacks: list[FlowStack] | None = None, router_pcap: bool = False
+    pairs: int,
+    rate_bps: int,
+    rtt_ns: int,
+    queue: dict[str, Any],
+    profile: str,
+    stacks: list[FlowStack] | None = None,
+    router_pcap: bool = False,
+    overhead_ns: int = 0,
+    measure_overhead: bool = False,
 ) -> Iterator[_Testbed]:
     """Everything a run needs, removed afterwards whatever happens (SIGTERM becomes
     KeyboardInterrupt for the duration; a SIGKILL is left to the watchdog and ``tcplab testbed clean``)."""
@@ -277,7 +309,7 @@ def _session(
     try:
         with _lock(), tempfile.TemporaryDirectory(prefix="tcplab-testbed-") as tmp:
             watchdog = _Watchdog()
-            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []), router_pcap)
+            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []), router_pcap, overhead_ns, measure_overhead)
             try:
                 bed.open()
                 yield bed
@@ -308,6 +340,10 @@ class Calibration:
     udp_rate_bps: float | None
     udp_lost: int | None = None
     router: dict[str, Any] = field(default_factory=dict)
+    #: The path's own round trip taken out of the router's delay (``_Testbed._correct_delay``),
+    #: and the pings that measured it (router at rtt/2); 0 and None when uncorrected.
+    overhead_ns: int = 0
+    uncorrected: tools.PingStats | None = None
 
     @property
     def rtt_mean_ms(self) -> float:
@@ -347,6 +383,8 @@ class Calibration:
             "rate_setting_bps": self.rate_setting_bps,
             "udp_rate_bps": self.udp_rate_bps,
             "udp_lost": self.udp_lost,
+            "path_overhead_ms": self.overhead_ns / 1e6,
+            "uncorrected_rtt_mean_ms": None if self.uncorrected is None else self.uncorrected.mean_ms,
             "ok": self.ok,
         }
 
@@ -385,16 +423,28 @@ def _udp_rate(rate_bps: int, duration_s: int, workdir: Path) -> tuple[float, int
     return payload_bytes * 8 / span * _MTU / payload, lost
 
 
-def calibrate(rtt_ns: int, rate_bps: int, buffer_pkts: int | None = None, udp_seconds: int = 5, profile: str = "default", ping_count: int = 20) -> Calibration:
-    """Build a one-pair testbed, measure ping RTT and UDP throughput, remove it."""
-    bdp_pkts = max(1, round(rate_bps * rtt_ns / 8e9 / _MTU))
-    queue = {"kind": "droptail", "limit_pkts": buffer_pkts or bdp_pkts}
-    with _session(1, rate_bps, rtt_ns, queue, profile) as bed:
+def _bdp_queue(rtt_ns: int, rate_bps: int, buffer_pkts: int | None = None) -> dict[str, Any]:
+    return {"kind": "droptail", "limit_pkts": buffer_pkts or max(1, round(rate_bps * rtt_ns / 8e9 / _MTU))}
+
+
+def calibrate(
+    rtt_ns: int,
+    rate_bps: int,
+    buffer_pkts: int | None = None,
+    udp_seconds: int = 5,
+    profile: str = "default",
+    ping_count: int = 20,
+    compensate: bool = True,
+) -> Calibration:
+    """Build a one-pair testbed, measure ping RTT and UDP throughput, remove it. With
+    ``compensate`` the path's own overhead is measured first and taken out of the router's delay
+    (``_Testbed._correct_delay``), and the pings judged are those of the corrected path."""
+    with _session(1, rate_bps, rtt_ns, _bdp_queue(rtt_ns, rate_bps, buffer_pkts), profile, measure_overhead=compensate) as bed:
         rtts = _ping(ping_count)
         rate, lost = _udp_rate(rate_bps, udp_seconds, bed.workdir)
         assert bed.router is not None
         report = bed.router.stop()
-    return Calibration(rtt_ns / 1e6, rtts, rate_bps, rate, lost, report)
+    return Calibration(rtt_ns / 1e6, rtts, rate_bps, rate, lost, report, bed.overhead_ns, bed.uncorrected)
 
 
 # --- a scenario ---------------------------------------------------------------------------------
@@ -433,24 +483,27 @@ def _iperf_version() -> str:
     return out.splitlines()[0].strip() if out else "?"
 
 
-#: Calibrations of the sweeps of this process: (sweep, RTT ns, bottleneck bit/s, profile) → the
-#: calibration, or the message of the error that stopped it.
-_SWEEP_CALIBRATIONS: dict[tuple[str, int, int, str], Calibration | str] = {}
+#: Calibrations of the sweeps of this process: (sweep, RTT ns, bottleneck bit/s, profile,
+#: compensate) → the calibration, or the message of the error that stopped it.
+_SWEEP_CALIBRATIONS: dict[tuple[str, int, int, str, bool], Calibration | str] = {}
 #: A sweep's calibration: pings and seconds of UDP at the bottleneck rate.
 SWEEP_PINGS = 20
 SWEEP_UDP_SECONDS = 3
 
 
-def sweep_calibration(sweep: str, scenario: Scenario, profile: str = "default") -> Calibration | str:
+def sweep_calibration(sweep: str, scenario: Scenario, profile: str = "default", compensate: bool = True) -> Calibration | str:
     """The calibration of ``scenario``'s path (RTT, bottleneck) in sweep ``sweep``: measured by
     :func:`calibrate` the first time this process asks, then reused for every run of the sweep on
-    that path. A calibration that could not be made at all comes back as its error message."""
+    that path (its routers take out the path overhead it measured). A calibration that could not
+    be made at all comes back as its error message."""
     topo = scenario.topology
     assert isinstance(topo, DumbbellTopology)
-    key = (sweep, topo.rtt.ns, topo.bottleneck.bps, profile)
+    key = (sweep, topo.rtt.ns, topo.bottleneck.bps, profile, compensate)
     if key not in _SWEEP_CALIBRATIONS:
         try:
-            cal: Calibration | str = calibrate(topo.rtt.ns, topo.bottleneck.bps, udp_seconds=SWEEP_UDP_SECONDS, profile=profile, ping_count=SWEEP_PINGS)
+            cal: Calibration | str = calibrate(
+                topo.rtt.ns, topo.bottleneck.bps, udp_seconds=SWEEP_UDP_SECONDS, profile=profile, ping_count=SWEEP_PINGS, compensate=compensate
+            )
         except tools.MissingTool:
             raise
         except TcplabError as e:
@@ -465,15 +518,18 @@ def run(
     profile: str = "default",
     calibration: Calibration | str | None = None,
     router_pcap: str | os.PathLike[str] | None = None,
+    compensate: bool = True,
 ) -> Result:
     """Run ``scenario`` on the emulated testbed (real Linux TCP, iperf3, the tcplab router) and
     return a :class:`Result` with :func:`tcplab.simulate`'s tables (unmeasurable columns NaN).
 
     ``calibration``: the path's calibration made beforehand (:func:`sweep_calibration`; a string
     is the error of one that failed, and the run is not made); without it the run pings its path
-    itself. ``meta["valid"]`` is False, with ``meta["invalid_reason"]``, when the calibration is
-    off (ping RTT more than 1 ms off the setting, UDP rate more than 2 % off the bottleneck), the
-    router's timer lateness p99.9 exceeds 1 ms, or the router lost packets outside the queue.
+    itself, after measuring the path's own overhead when ``compensate``. The router's delay is
+    rtt/2 less half the overhead, the calibration's or the run's own. ``meta["valid"]`` is False,
+    with ``meta["invalid_reason"]``, when the calibration is off (ping RTT more than 1 ms off the
+    setting, UDP rate more than 2 % off the bottleneck), the router's timer lateness p99.9
+    exceeds 1 ms, or the router lost packets outside the queue.
 
     ``router_pcap``: also write every packet the bottleneck's queue receives (the senders' side
     of the bottleneck: data toward the receivers), its first 96 bytes stamped with the router's
@@ -491,7 +547,9 @@ def run(
     rng = random.Random(scenario.seed)
     starts_ns = [flow.start.ns + int(rng.random() * scenario.start_jitter.ns) for flow in scenario.flows]
     duration_ns = scenario.duration.ns
-    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks, router_pcap is not None) as bed:
+    overhead_ns = 0 if calibration is None else calibration.overhead_ns
+    measure = calibration is None and compensate
+    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure) as bed:
         rtts = _ping(5) if calibration is None else None
         hosts = _read_back(n)
         assert bed.router is not None
@@ -502,7 +560,7 @@ def run(
             shutil.move(bed.router.pcap_path, router_pcap)
     if calibration is None:
         assert rtts is not None
-        calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {})
+        calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {}, bed.overhead_ns, bed.uncorrected)
         source = "this run (ping)"
     else:
         source = "the sweep's calibration of this RTT and bottleneck"
@@ -761,12 +819,18 @@ def _result(
             "router_lateness": {"forward": fwd["lateness"], "reverse": rev["lateness"]},
             "overflow_pkts": overflow,
             "iperf3": _iperf_version(),
-            "router": {"rate_bps": fwd["rate_bps"], "delay_ns": fwd["delay_ns"], "queue": queue, "realtime": bool(fwd["realtime"] and rev["realtime"])},
+            "router": {
+                "rate_bps": fwd["rate_bps"],
+                "delay_ns": fwd["delay_ns"],
+                "path_overhead_ns": calibration.overhead_ns,
+                "queue": queue,
+                "realtime": bool(fwd["realtime"] and rev["realtime"]),
+            },
             "flow_starts_ns": [r.start_ns for r in runs],
             "kernel_counters": [r.counters for r in runs],
             "planned_starts_ns": starts_ns,
             "offloads": "tso gso gro off on every veth",
-            "not_applied": "access links are unshaped veths, their delay folded into the router's rtt/2; Linux recovers with PRR and (SACK off) NewReno partial ACKs whatever the variant",
+            "not_applied": "access links are unshaped veths, their delay folded into the router's (rtt - path overhead)/2; Linux recovers with PRR and (SACK off) NewReno partial ACKs whatever the variant",
         },
     )
     return result

@@ -123,13 +123,15 @@ class Dumbbell:
         if attrs:
             tools.ip("route", "change", "default", "via", gateway, *attrs, ns=ns)
 
-    def attach_router(self) -> None:
-        """Bring the router's TUN devices up and route each direction into its own."""
+    def attach_router(self, rules: bool = True) -> None:
+        """Bring the router's TUN devices up and route each direction into its own. ``rules``:
+        also add the rules that send each link's arrivals to its table (they outlive a router,
+        whose TUNs, and the routes through them, go with it)."""
         for tun, table, side in ((FWD_TUN, FWD_TABLE, "s"), (REV_TUN, REV_TABLE, "r")):
             tools.ip("link", "set", tun, "up", "txqueuelen", str(TUN_TXQUEUELEN), ns=ROUTER_NS)
             tools.sysctl_set(ROUTER_NS, {f"net.ipv4.conf.{tun}.rp_filter": "0"})
             tools.ip("route", "add", "default", "dev", tun, "table", table, ns=ROUTER_NS)
-            for i in range(1, self.pairs + 1):
+            for i in range(1, self.pairs + 1 if rules else 1):
                 tools.ip("rule", "add", "iif", f"{PREFIX}{side}{i}", "lookup", table, "pref", "100", ns=ROUTER_NS)
 
     def destroy(self) -> None:
