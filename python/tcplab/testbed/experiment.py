@@ -423,10 +423,6 @@ def _udp_rate(rate_bps: int, duration_s: int, workdir: Path) -> tuple[float, int
     return payload_bytes * 8 / span * _MTU / payload, lost
 
 
-def _bdp_queue(rtt_ns: int, rate_bps: int, buffer_pkts: int | None = None) -> dict[str, Any]:
-    return {"kind": "droptail", "limit_pkts": buffer_pkts or max(1, round(rate_bps * rtt_ns / 8e9 / _MTU))}
-
-
 def calibrate(
     rtt_ns: int,
     rate_bps: int,
@@ -439,7 +435,9 @@ def calibrate(
     """Build a one-pair testbed, measure ping RTT and UDP throughput, remove it. With
     ``compensate`` the path's own overhead is measured first and taken out of the router's delay
     (``_Testbed._correct_delay``), and the pings judged are those of the corrected path."""
-    with _session(1, rate_bps, rtt_ns, _bdp_queue(rtt_ns, rate_bps, buffer_pkts), profile, measure_overhead=compensate) as bed:
+    bdp_pkts = max(1, round(rate_bps * rtt_ns / 8e9 / _MTU))
+    queue = {"kind": "droptail", "limit_pkts": buffer_pkts or bdp_pkts}
+    with _session(1, rate_bps, rtt_ns, queue, profile, measure_overhead=compensate) as bed:
         rtts = _ping(ping_count)
         rate, lost = _udp_rate(rate_bps, udp_seconds, bed.workdir)
         assert bed.router is not None
@@ -483,27 +481,25 @@ def _iperf_version() -> str:
     return out.splitlines()[0].strip() if out else "?"
 
 
-#: Calibrations of the sweeps of this process: (sweep, RTT ns, bottleneck bit/s, profile,
-#: compensate) → the calibration, or the message of the error that stopped it.
-_SWEEP_CALIBRATIONS: dict[tuple[str, int, int, str, bool], Calibration | str] = {}
+#: Calibrations of the sweeps of this process: (sweep, RTT ns, bottleneck bit/s, profile) → the
+#: calibration, or the message of the error that stopped it.
+_SWEEP_CALIBRATIONS: dict[tuple[str, int, int, str], Calibration | str] = {}
 #: A sweep's calibration: pings and seconds of UDP at the bottleneck rate.
 SWEEP_PINGS = 20
 SWEEP_UDP_SECONDS = 3
 
 
-def sweep_calibration(sweep: str, scenario: Scenario, profile: str = "default", compensate: bool = True) -> Calibration | str:
+def sweep_calibration(sweep: str, scenario: Scenario, profile: str = "default") -> Calibration | str:
     """The calibration of ``scenario``'s path (RTT, bottleneck) in sweep ``sweep``: measured by
     :func:`calibrate` the first time this process asks, then reused for every run of the sweep on
     that path (its routers take out the path overhead it measured). A calibration that could not
     be made at all comes back as its error message."""
     topo = scenario.topology
     assert isinstance(topo, DumbbellTopology)
-    key = (sweep, topo.rtt.ns, topo.bottleneck.bps, profile, compensate)
+    key = (sweep, topo.rtt.ns, topo.bottleneck.bps, profile)
     if key not in _SWEEP_CALIBRATIONS:
         try:
-            cal: Calibration | str = calibrate(
-                topo.rtt.ns, topo.bottleneck.bps, udp_seconds=SWEEP_UDP_SECONDS, profile=profile, ping_count=SWEEP_PINGS, compensate=compensate
-            )
+            cal: Calibration | str = calibrate(topo.rtt.ns, topo.bottleneck.bps, udp_seconds=SWEEP_UDP_SECONDS, profile=profile, ping_count=SWEEP_PINGS)
         except tools.MissingTool:
             raise
         except TcplabError as e:

@@ -131,7 +131,9 @@ class Dumbbell:
             tools.ip("link", "set", tun, "up", "txqueuelen", str(TUN_TXQUEUELEN), ns=ROUTER_NS)
             tools.sysctl_set(ROUTER_NS, {f"net.ipv4.conf.{tun}.rp_filter": "0"})
             tools.ip("route", "add", "default", "dev", tun, "table", table, ns=ROUTER_NS)
-            for i in range(1, self.pairs + 1 if rules else 1):
+            if not rules:
+                continue
+            for i in range(1, self.pairs + 1):
                 tools.ip("rule", "add", "iif", f"{PREFIX}{side}{i}", "lookup", table, "pref", "100", ns=ROUTER_NS)
 
     def destroy(self) -> None:
