@@ -214,7 +214,8 @@ def _add_testbed(commands: Any) -> None:
     cal.add_argument("--bottleneck", required=True, metavar="RATE", help="bottleneck rate, e.g. 100Mbps")
     cal.add_argument("--seconds", type=int, default=5, metavar="N", help="UDP test length in seconds (default 5)")
     cal.add_argument("--profile", default="default", help="host stack profile: default or tuned (default: default)")
-    cal.add_argument("--uncompensated", action="store_true", help="delay each direction by rtt/2 without taking the path's own overhead out first")
+    uncompensated = "delay each direction by rtt/2 without taking the path's own overhead out first"
+    cal.add_argument("--uncompensated", action="store_true", help=uncompensated)
     run = sub.add_parser("run", help="run a scenario file on the testbed and print the table 'tcplab sim' prints")
     run.add_argument("file", metavar="FILE", help="scenario TOML file (a dumbbell of TCP flows)")
     run.add_argument("--profile", default="default", help="host stack profile: default or tuned (default: default)")
@@ -222,7 +223,7 @@ def _add_testbed(commands: Any) -> None:
     run.add_argument("--csv", metavar="FILE", help="write the per-flow summary to FILE and the per-interval series to <stem>.intervals.csv")
     run.add_argument("--parquet", metavar="FILE", help="as --csv, in Parquet")
     run.add_argument("--router-pcap", metavar="FILE", help="write what the bottleneck's queue receives (data toward the receivers), with the router's arrival times, as a pcap")
-    run.add_argument("--uncompensated", action="store_true", help="delay each direction by rtt/2 without taking the path's own overhead out first")
+    run.add_argument("--uncompensated", action="store_true", help=uncompensated)
     run.add_argument("-q", "--quiet", action="store_true", help="print no table")
     sub.add_parser("clean", help="remove what a killed testbed run left (tcplab- namespaces, their links and processes)")
 

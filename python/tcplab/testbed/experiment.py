@@ -260,7 +260,7 @@ class _Testbed:
             tools.sysctl_set(topology.receiver_ns(i), flow_stack.receiver_sysctls)
             self.topo.set_default_route(topology.sender_ns(i), topology.sender_gateway(i), flow_stack.sender_route)
             self.topo.set_default_route(topology.receiver_ns(i), topology.receiver_gateway(i), flow_stack.receiver_route)
-        self.router = _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap)
+        self.router = self._new_router()
         self.topo.attach_router()
         if self.measure_overhead:
             self._correct_delay()
@@ -274,8 +274,12 @@ class _Testbed:
         self.uncorrected = _ping(OVERHEAD_PINGS)
         self.overhead_ns = min(max(0, round(self.uncorrected.mean_ms * 1e6) - self.rtt_ns), self.rtt_ns)
         self.router.stop()
-        self.router = _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap)
+        self.router = self._new_router()
         self.topo.attach_router(rules=False)  # the new router's TUNs: routes again, same rules
+
+    def _new_router(self) -> _Router:
+        """A router delaying each direction by rtt/2 less half the path's overhead."""
+        return _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap)
 
     def close(self) -> None:
         try:
