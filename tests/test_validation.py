@@ -12,8 +12,8 @@ simulator's mean in each cell.
 The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
 worst cell, 54 of 60 flows within 10% and a mean error of 5% (the simulator now, with the hosts'
 45 µs of timing noise: 0.013, 0.082, 54 flows, 4.6%; seed 11: 0.012, 0.073, 53 flows, 4.3%;
-without the noise: 0.020, 0.090, 45 flows, 6.5%; with iperf3's preamble instead: 0.021, 0.131,
-45 flows, 6.7%). Against the uncorrected testbed (docs/data/validation-testbed.duckdb), whose Reno
+without the noise: 0.020, 0.090, 45 flows, 6.5%; without it and with iperf3's preamble: 0.021,
+0.131, 45 flows, 6.7%). Against the uncorrected testbed (docs/data/validation-testbed.duckdb), whose Reno
 left slow start early in half its runs, the simulator without noise gave 0.012 and 55 flows, with
 it 0.015 and 50.
 """
