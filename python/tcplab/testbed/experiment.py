@@ -269,7 +269,8 @@ class _Testbed:
         """Ping through the router at rtt/2 a direction, then replace it by one whose delay is
         shorter by half the mean RTT's excess over the setting, so that the round trip is the
         setting. The excess is the path's own: veth hops, the router's wake-up on each arrival,
-        its release lateness (0.3–0.55 ms on this project's machine, docs/testbed.md)."""
+        its release lateness (0.3–0.6 ms on this project's machine at 10 pings a second, less at
+        higher packet rates; docs/testbed.md)."""
         assert self.router is not None
         self.uncorrected = _ping(OVERHEAD_PINGS)
         self.overhead_ns = min(max(0, round(self.uncorrected.mean_ms * 1e6) - self.rtt_ns), self.rtt_ns)
