@@ -48,8 +48,23 @@ LATENESS_LIMIT_NS = 1_000_000
 RTT_TOLERANCE_MS = 1.0
 #: UDP throughput must be within this fraction of the bottleneck.
 RATE_TOLERANCE = 0.02
-#: Pings that measure the path's own overhead (``_Testbed._correct_delay``).
-OVERHEAD_PINGS = 10
+#: Testbed pings: 100 a second while the path carries a run's packet rate (:meth:`_Testbed.ping`).
+#: The path's own overhead falls as its packet rate rises, and a run sends thousands of packets a
+#: second. Measured at 100 ms (``scripts/ping_overhead.py``; docs/testbed.md, "The overhead and the
+#: packet rate"): on the idle path 0.65-0.75 ms above the setting at 10 pings a second, 0.32 at
+#: 100, 0.25-0.27 at 1000; under the load 0.12-0.16 ms at any of these rates. Measured on the
+#: idle path at 10 a second, the overhead left the kernel's loaded round trip, at its smallest,
+#: 0.2-0.35 ms below the simulator's.
+PING_INTERVAL_S = 0.01
+#: Pings that measure the path's own overhead (``_Testbed._correct_delay``): three seconds of them.
+OVERHEAD_PINGS = 300
+#: The load under which the testbed pings: a UDP flow each way (``iperf3 -u --bidir``) of
+#: datagrams this small, as many a second as the bottleneck carries 1500-byte packets (8333 at
+#: 100 Mb/s): a run's packet rate in 6% of the bottleneck, so the pings barely queue behind it.
+LOAD_PAYLOAD = 64
+LOAD_PORT = 5300
+#: Seconds the load runs before the pings start.
+LOAD_SETTLE_S = 1.0
 #: One testbed at a time on a machine: the namespace names are fixed.
 LOCK_PATH = Path("/run/lock/tcplab-testbed.lock")
 
@@ -269,14 +284,22 @@ class _Testbed:
         """Ping through the router at rtt/2 a direction, then replace it by one whose delay is
         shorter by half the mean RTT's excess over the setting, so that the round trip is the
         setting. The excess is the path's own: veth hops, the router's wake-up on each arrival,
-        its release lateness (0.3–0.6 ms on this project's machine at 10 pings a second, less at
-        higher packet rates; docs/testbed.md)."""
+        its release lateness (0.13–0.18 ms on this project's machine under :meth:`ping`'s load;
+        docs/testbed.md)."""
         assert self.router is not None
-        self.uncorrected = _ping(OVERHEAD_PINGS)
+        self.uncorrected = self.ping(OVERHEAD_PINGS)
         self.overhead_ns = min(max(0, round(self.uncorrected.mean_ms * 1e6) - self.rtt_ns), self.rtt_ns)
         self.router.stop()
         self.router = self._new_router()
         self.topo.attach_router(rules=False)  # the new router's TUNs: routes again, same rules
+
+    def ping(self, count: int) -> tools.PingStats:
+        """``count`` pings from the first sender to its receiver, one every :data:`PING_INTERVAL_S`,
+        while the path carries a run's packet rate (:func:`_path_load`)."""
+        sender, dst = topology.sender_ns(1), topology.receiver_addr(1)
+        tools.ping(sender, dst, count=1)  # warm-up: ARP on every hop
+        with _path_load(self.workdir, self.rate_bps, LOAD_SETTLE_S + count * PING_INTERVAL_S + self.rtt_ns / 1e9):
+            return tools.ping(sender, dst, count=count, interval_s=PING_INTERVAL_S, preload=_preload(PING_INTERVAL_S, self.rtt_ns))
 
     def _new_router(self) -> _Router:
         """A router delaying each direction by rtt/2 less half the path's overhead."""
@@ -385,6 +408,7 @@ class Calibration:
             "rtt_min_ms": self.rtt.min_ms,
             "rtt_max_ms": self.rtt.max_ms,
             "pings": self.rtt.count,
+            "ping_interval_ms": PING_INTERVAL_S * 1e3,
             "rate_setting_bps": self.rate_setting_bps,
             "udp_rate_bps": self.udp_rate_bps,
             "udp_lost": self.udp_lost,
@@ -394,10 +418,38 @@ class Calibration:
         }
 
 
-def _ping(count: int = 10) -> tools.PingStats:
-    dst = topology.receiver_addr(1)
-    tools.ping(topology.sender_ns(1), dst, count=1)  # warm-up: ARP on every hop
-    return tools.ping(topology.sender_ns(1), dst, count=count, interval_s=0.1)
+def _preload(interval_s: float, rtt_ns: int) -> int:
+    """ping's ``-l`` for one ping every ``interval_s`` on a path of ``rtt_ns`` (tools.ping)."""
+    return max(1, math.ceil(rtt_ns / 1e9 / interval_s / 10) + 1)
+
+
+@contextlib.contextmanager
+def _path_load(workdir: Path, rate_bps: int, seconds: float) -> Iterator[None]:
+    """A run's packet rate on the first pair's path, both ways, for the body (at most ``seconds``
+    after :data:`LOAD_SETTLE_S`): a UDP flow each way (``iperf3 -u --bidir``) of
+    :data:`LOAD_PAYLOAD`-byte datagrams, as many a second as the bottleneck carries 1500-byte
+    packets. Raises if the load stopped before the body ended (what it measured was not loaded)."""
+    sender, receiver, dst = topology.sender_ns(1), topology.receiver_ns(1), topology.receiver_addr(1)
+    pps = max(1, round(rate_bps / (_MTU * 8)))
+    cmd = ["iperf3", "-c", dst, "-p", str(LOAD_PORT), "-u", "--bidir", "-l", str(LOAD_PAYLOAD), "-b", str(pps * LOAD_PAYLOAD * 8)]
+    cmd += ["--pacing-timer", "20", "-t", str(math.ceil(LOAD_SETTLE_S + seconds) + 10)]
+    server_err, client_err = workdir / "load-server.stderr", workdir / "load-client.stderr"
+    with open(server_err, "wb") as e:
+        server = tools.spawn(["iperf3", "-s", "-1", "-p", str(LOAD_PORT)], receiver, subprocess.DEVNULL, e)
+    client = None
+    try:
+        _wait_listening(receiver, LOAD_PORT)
+        with open(client_err, "wb") as e:
+            client = tools.spawn(cmd, sender, subprocess.DEVNULL, e)
+        time.sleep(LOAD_SETTLE_S)
+        yield
+        if client.poll() is not None:
+            raise tools.ToolError(tools.ns_cmd(sender, cmd), client.returncode, client_err.read_text(errors="replace"), "iperf3 load")
+    finally:
+        for proc in (client, server):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def _udp_rate(rate_bps: int, duration_s: int, workdir: Path) -> tuple[float, int]:
@@ -434,7 +486,7 @@ def calibrate(
     buffer_pkts: int | None = None,
     udp_seconds: int = 5,
     profile: str = "default",
-    ping_count: int = 20,
+    ping_count: int = 200,
     compensate: bool = True,
 ) -> Calibration:
     """Build a one-pair testbed, measure ping RTT and UDP throughput, remove it. With
@@ -443,7 +495,7 @@ def calibrate(
     bdp_pkts = max(1, round(rate_bps * rtt_ns / 8e9 / _MTU))
     queue = {"kind": "droptail", "limit_pkts": buffer_pkts or bdp_pkts}
     with _session(1, rate_bps, rtt_ns, queue, profile, measure_overhead=compensate) as bed:
-        rtts = _ping(ping_count)
+        rtts = bed.ping(ping_count)
         rate, lost = _udp_rate(rate_bps, udp_seconds, bed.workdir)
         assert bed.router is not None
         report = bed.router.stop()
@@ -490,7 +542,7 @@ def _iperf_version() -> str:
 #: calibration, or the message of the error that stopped it.
 _SWEEP_CALIBRATIONS: dict[tuple[str, int, int, str], Calibration | str] = {}
 #: A sweep's calibration: pings and seconds of UDP at the bottleneck rate.
-SWEEP_PINGS = 20
+SWEEP_PINGS = 200
 SWEEP_UDP_SECONDS = 3
 
 
@@ -551,7 +603,7 @@ def run(
     overhead_ns = 0 if calibration is None else calibration.overhead_ns
     measure = calibration is None and compensate
     with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure) as bed:
-        rtts = _ping(5) if calibration is None else None
+        rtts = bed.ping(100) if calibration is None else None
         hosts = _read_back(n)
         assert bed.router is not None
         flows, snapshots = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)

@@ -143,11 +143,13 @@ class PingStats:
     max_ms: float
 
 
-def ping(ns: str, dst: str, count: int = 10, interval_s: float = 0.2, size: int = 56) -> PingStats:
+def ping(ns: str, dst: str, count: int = 10, interval_s: float = 0.2, size: int = 56, preload: int = 1) -> PingStats:
     """Ping ``dst`` from ``ns`` ``count`` times. ping prints each reply's time to 3 significant
     digits ("time=100 ms") but its summary "rtt min/avg/max/mdev = a/b/c/d ms" to the
-    microsecond: the statistics come from the summary."""
-    cmd = ["ping", "-n", "-c", str(count), "-i", f"{interval_s:g}", "-s", str(size), "-W", "2", dst]
+    microsecond: the statistics come from the summary. ping keeps at most about 10 × ``preload``
+    + 1 pings unanswered (its "pipe"), so at an interval shorter than a tenth of the RTT it pings
+    slower than asked unless ``preload`` is raised (``-l``: that many are sent at once first)."""
+    cmd = ["ping", "-n", "-c", str(count), "-i", f"{interval_s:g}", "-l", str(preload), "-s", str(size), "-W", "2", dst]
     out = run(cmd, ns=ns, timeout=count * interval_s + 10, what="ping", check=False)
     replies = sum(1 for line in out.splitlines() if "time=" in line)
     for line in out.splitlines():
