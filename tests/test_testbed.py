@@ -273,11 +273,12 @@ def _second_round_span_ms(scenario: tcplab.Scenario, workdir: Path) -> tuple[flo
         time.sleep(0.02)
     assert dev, "the sender's namespace never got its link"
     cap = subprocess.Popen(
-        ["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", dev, "-s", "96", "-f", f"tcp and src host {topology.sender_addr(1)} and greater 1000", "-a", "duration:8", "-w", str(pcap)],
+        ["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", dev, "-s", "96", "-f", f"tcp and src host {topology.sender_addr(1)} and greater 1000", "-a", "duration:60", "-w", str(pcap)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     runner.join(timeout=60)
+    cap.send_signal(signal.SIGINT)  # the run is over (its calibration pings, then the flow)
     cap.wait(timeout=30)
     times = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "frame.time_epoch"], capture_output=True, text=True, check=True).stdout.split()
     assert len(times) >= 30, f"captured {len(times)} data segments"

@@ -289,6 +289,11 @@ class _Testbed:
         assert self.router is not None
         self.uncorrected = self.ping(OVERHEAD_PINGS)
         self.overhead_ns = min(max(0, round(self.uncorrected.mean_ms * 1e6) - self.rtt_ns), self.rtt_ns)
+        self.renew_router()
+
+    def renew_router(self) -> None:
+        """Replace the router by a new one (delay from :attr:`overhead_ns`, counters at zero)."""
+        assert self.router is not None
         self.router.stop()
         self.router = self._new_router()
         self.topo.attach_router(rules=False)  # the new router's TUNs: routes again, same rules
@@ -603,7 +608,10 @@ def run(
     overhead_ns = 0 if calibration is None else calibration.overhead_ns
     measure = calibration is None and compensate
     with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure) as bed:
-        rtts = bed.ping(100) if calibration is None else None
+        rtts = None
+        if calibration is None:
+            rtts = bed.ping(100)
+            bed.renew_router()  # the pings' load is not the flows' traffic: the router counts from zero
         hosts = _read_back(n)
         assert bed.router is not None
         flows, snapshots = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)
