@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import sys
 import time
-from pathlib import Path
 
 from tcplab.errors import TcplabError
 from tcplab.testbed import experiment, tools, topology
@@ -40,7 +39,7 @@ def measure(rtt_ms: float, passes: int) -> None:
         for _ in range(passes):
             for loaded in (False, True):
                 longest = sum(count * interval for count, interval in PING_RUNS) + len(PING_RUNS) * (rtt_ms / 1e3 + 2)
-                load = experiment._path_load(Path(bed.workdir), RATE_BPS, longest) if loaded else contextlib.nullcontext()
+                load = experiment._path_load(bed.workdir, RATE_BPS, longest) if loaded else contextlib.nullcontext()
                 with load:
                     for count, interval in PING_RUNS:
                         started = time.monotonic()
