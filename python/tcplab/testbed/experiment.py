@@ -303,7 +303,7 @@ class _Testbed:
         while the path carries a run's packet rate (:func:`_path_load`)."""
         sender, dst = topology.sender_ns(1), topology.receiver_addr(1)
         tools.ping(sender, dst, count=1)  # warm-up: ARP on every hop
-        with _path_load(self.workdir, self.rate_bps, LOAD_SETTLE_S + count * PING_INTERVAL_S + self.rtt_ns / 1e9):
+        with _path_load(self.workdir, self.rate_bps, count * PING_INTERVAL_S + self.rtt_ns / 1e9):
             return tools.ping(sender, dst, count=count, interval_s=PING_INTERVAL_S, preload=_preload(PING_INTERVAL_S, self.rtt_ns))
 
     def _new_router(self) -> _Router:
