@@ -1,6 +1,7 @@
 """The tables of docs/validation.md from a simulator store S and a testbed store T of the same
 experiment: per cell the JFI of both, D = S − T with Tσ, each flow's mean throughput and the
-simulator's error relative to the testbed, and the per-flow diagnostics (retransmitted segments,
+simulator's error relative to the testbed, its runs' spread in each backend (the standard
+deviation of the per-run means), and the per-flow diagnostics (retransmitted segments,
 mean cwnd and smoothed RTT in the measurement window) that explain a difference.
 
     python scripts/validation_tables.py results/validation-sim.duckdb results/validation-testbed.duckdb
@@ -92,9 +93,9 @@ def main() -> int:
     summary = analysis.compare_summary(jfi)
     print(f"\nmean |ΔJFI| {summary['mean_abs_d']:.3f} (range {summary['min_abs_d']:.3f}–{summary['max_abs_d']:.3f}); W ≥ 0 in {summary['significant']} of {summary['cells']} cells\n")
 
-    print("| flow 2 | RTT | buffer | flow 1 S / T, Mb/s | error | flow 2 S / T, Mb/s | error | retrans/s S / T (1; 2) | cwnd S / T (1; 2) | srtt S / T, ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    wide = errors.pivot_table(index=["flow2", "topology.rtt", "topology.buffer"], columns="flow", values=["S", "T", "error"])
+    print("| flow 2 | RTT | buffer | flow 1 S / T, Mb/s | error | flow 2 S / T, Mb/s | error | run-to-run σ S / T (1; 2) | retrans/s S / T (1; 2) | cwnd S / T (1; 2) | srtt S / T, ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    wide = errors.pivot_table(index=["flow2", "topology.rtt", "topology.buffer"], columns="flow", values=["S", "T", "S_std", "T_std", "error"])
     order = sorted(wide.index, key=lambda i: key(pd.Series({"flow2": i[0], "topology.rtt": i[1], "topology.buffer": i[2]})))
     for index in order:
         r = wide.loc[index]
@@ -102,7 +103,8 @@ def main() -> int:
         cells = []
         for flow in (1, 2):
             cells += [f"{_fmt(r[('S', flow)])} / {_fmt(r[('T', flow)])}", f"{r[('error', flow)]:+.0%}"]
-        d = []
+        spread = "; ".join(f"{_fmt(r[('S_std', flow)], 1)} / {_fmt(r[('T_std', flow)], 1)}" for flow in (1, 2))
+        d = [spread]
         for col, digits in (("rtx_per_s", 1), ("cwnd", 0)):
             parts = []
             for flow in (0, 1):
@@ -111,7 +113,7 @@ def main() -> int:
                 parts.append(f"{_fmt(s, digits)} / {_fmt(t, digits)}")
             d.append("; ".join(parts))
         srtt = f"{_fmt(diag_s['srtt_ms'].get((f2, rtt, buf, 0)), 0)} / {_fmt(diag_t['srtt_ms'].get((f2, rtt, buf, 0)), 0)}"
-        print(f"| {f2} | {rtt} ms | {buf} BDP | " + " | ".join(cells) + f" | {d[0]} | {d[1]} | {srtt} |")
+        print(f"| {f2} | {rtt} ms | {buf} BDP | " + " | ".join(cells + d) + f" | {srtt} |")
     print("\nFlow 1 alone, 10–30 s (both pairs' runs):\n")
     print("| RTT | buffer | Mb/s S / T | error | cwnd S / T | runs T |")
     print("|---|---|---|---|---|---|")
