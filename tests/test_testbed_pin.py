@@ -1,0 +1,30 @@
+"""scripts/testbed_pin.py pins what it is told to and nothing else: two real iperf3 servers on
+flow 1's and flow 2's ports and a third on the calibration load's port, each allowed every CPU;
+after one pass flow 1's runs on CPU 0 only, flow 2's on the last CPU only, the third still on all."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_pins_each_flows_iperf3_and_leaves_the_rest() -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+    procs = {port: subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for port in (5201, 5202, 5300)}
+    try:
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "testbed_pin.py"), "--flow1", str(cpus[0]), "--flow2", str(cpus[-1]), "--seconds", "1"],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout
+        assert os.sched_getaffinity(procs[5201].pid) == {cpus[0]}, out
+        assert os.sched_getaffinity(procs[5202].pid) == {cpus[-1]}, out
+        assert os.sched_getaffinity(procs[5300].pid) == set(cpus), out
+        assert f"flow1 {procs[5201].pid} -> CPU {cpus[0]}" in out and f"flow2 {procs[5202].pid} -> CPU {cpus[-1]}" in out
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
