@@ -1,8 +1,9 @@
 """The simulator against the kernel (docs/validation.md): experiments/validation.toml run in the
 simulator, with 10 replications instead of its 3, and compared with the testbed's runs of it on
-the corrected path (the router takes the path's own round trip out of its delay), committed as
-docs/data/validation-rev3-testbed.duckdb (82 valid runs, 2-3 a cell). A change to the simulator's
-TCP that moves it away from the kernel fails here.
+the path corrected under load (the router takes the path's own round trip, measured while a run's
+packet rate crosses it, out of its delay), committed as docs/data/validation-rev4-testbed.duckdb
+(89 valid runs, 2-3 a cell). A change to the simulator's TCP that moves it away from the kernel
+fails here.
 
 Ten replications: several cells are decided by which flow's segment meets the full queue at an
 overflow (docs/validation.md), so three simulator replications draw one of a few outcomes, and
@@ -10,12 +11,13 @@ the grid's figures move with the seed more than with many a change under test; t
 simulator's mean in each cell.
 
 The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
-worst cell, 54 of 60 flows within 10% and a mean error of 5% (the simulator now, with the hosts'
-45 µs of timing noise: 0.013, 0.082, 54 flows, 4.6%; seed 11: 0.012, 0.073, 53 flows, 4.3%;
-without the noise: 0.020, 0.090, 45 flows, 6.5%; without it and with iperf3's preamble: 0.021,
-0.131, 45 flows, 6.7%). Against the uncorrected testbed (docs/data/validation-testbed.duckdb), whose Reno
-left slow start early in half its runs, the simulator without noise gave 0.012 and 55 flows, with
-it 0.015 and 50.
+worst cell, 46 of 60 flows within 10% and a mean error of 6.5% (the simulator now, with the hosts'
+45 µs of timing noise: 0.011, 0.051, 47 flows, 6.0%; seed 11: 0.012, 0.052, 47 flows, 6.1%; with
+20 µs: 0.014, 0.096, 44 flows, 6.9%; without the noise: 0.016, 0.104, 46 flows, 7.2%). Six of the
+13 flows outside 10% are next to CUBIC at 25 ms, where the kernel's runs spread three to five
+times as far as the simulator's replications (Reno 27-61 Mb/s from run to run). Against the
+testbed corrected on the idle path (docs/data/validation-rev3-testbed.duckdb, whose round trip
+was 0.2-0.35 ms short) the same simulator gave 0.013, 0.082, 54 flows, 4.6%.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     assert main(["run", str(experiment), "--backend", "sim", "--store", str(store), "-q"]) == 0
     capsys.readouterr()
     sim = analysis.per_run(analysis.load_frames(store))
-    kernel = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-rev3-testbed.duckdb"))
+    kernel = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-rev4-testbed.duckdb"))
 
     jfi = analysis.compare_summary(analysis.compare(sim, kernel))
     assert jfi["cells"] == 30
@@ -48,7 +50,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     errors = analysis.flow_errors(sim, kernel)
     flows = analysis.flow_error_summary(errors)
     assert flows["flows"] == 60
-    assert flows["flows_within"] >= 54 and flows["mean_abs_error"] <= 0.05, flows
+    assert flows["flows_within"] >= 46 and flows["mean_abs_error"] <= 0.065, flows
 
     # Reno next to BBR at 25 ms / 0.6 and 1.0 BDP, which hang on 1% of BBR's rate: within 5% once
     # BBR paces itself as the kernel's does (TCP's own pacing timer, no fq; docs/validation.md).
@@ -56,10 +58,12 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     for buffer in ("0.6bdp", "1.0bdp"):
         assert abs(bbr.loc[buffer, "error"]) <= 0.05, bbr[["S", "T", "error"]]
 
-    # The kernel's split at 25 ms: CUBIC ahead of Reno in every buffer, in both backends (the
-    # kernel's CUBIC gets 1.29-1.52x Reno's, the simulator's 1.51-1.72x).
+    # At 25 ms CUBIC takes more than Reno in both backends once the buffer holds 0.6 BDP or more
+    # (the kernel's CUBIC 1.14-1.25x Reno's, the simulator's 1.64-1.72x); at 0.2 BDP the kernel's
+    # runs split either way (Reno 42-61 Mb/s), the simulator's CUBIC stays ahead (1.5x).
     short = errors[(errors["flow2"] == "cubic") & (errors["topology.rtt"] == "25ms")]
     for buffer, cell in short.groupby("topology.buffer"):
         mbps = cell.set_index("flow")
-        assert mbps.loc[2, "T"] > 1.25 * mbps.loc[1, "T"], f"kernel at {buffer}: {mbps[['S', 'T']]}"
         assert mbps.loc[2, "S"] > 1.3 * mbps.loc[1, "S"], f"simulator at {buffer}: {mbps[['S', 'T']]}"
+        if buffer != "0.2bdp":
+            assert mbps.loc[2, "T"] > 1.1 * mbps.loc[1, "T"], f"kernel at {buffer}: {mbps[['S', 'T']]}"
