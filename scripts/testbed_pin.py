@@ -59,8 +59,8 @@ def main() -> int:
                         _pin(int(entry.name), cpu, what, done)
             elif "tcplab-router" in cmdline:
                 for task in (entry / "task").glob("*"):
-                    cpu = threads.get(_read(task / "comm") or "", -1)
-                    _pin(int(task.name), cpu, _read(task / "comm") or "", done)
+                    name = _read(task / "comm") or ""
+                    _pin(int(task.name), threads.get(name, -1), name, done)
         time.sleep(0.1)
     return 0
 
