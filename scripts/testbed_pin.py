@@ -5,9 +5,10 @@ the kernel's run-to-run spread comes from where the scheduler happens to put the
     python scripts/testbed_pin.py --flow1 0 --flow2 1 --fwd 0 --rev 1 --seconds 1500 &
     tcplab run EXPERIMENT --backend testbed --store STORE
 
-Every 0.1 s it looks for flow 1's iperf3 processes (client and server, port 5201), flow 2's
-(5202) and the router's forward and reverse threads, and pins each new one to its CPU once. The
-calibration's UDP load (port 5300) is left alone. A CPU of -1 leaves that kind alone.
+Every 0.1 s it looks for flow 1's iperf3 processes (client and server, on the testbed's first
+flow port), flow 2's (the next port) and the router's forward and reverse threads (named after
+their TUN devices), and pins each new one to its CPU once. The calibration's UDP load is left
+alone. A CPU of -1 leaves that kind alone.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import argparse
 import os
 import time
 from pathlib import Path
+
+from tcplab.testbed.experiment import FLOW_PORT_BASE
+from tcplab.testbed.topology import FWD_TUN, REV_TUN
 
 
 def _read(path: Path) -> str | None:
@@ -42,8 +46,8 @@ def main() -> int:
         parser.add_argument(f"--{name}", type=int, default=-1, metavar="CPU")
     parser.add_argument("--seconds", type=float, required=True, help="how long to keep pinning")
     args = parser.parse_args()
-    ports = {" -p 5201": ("flow1", args.flow1), " -p 5202": ("flow2", args.flow2)}
-    threads = {"tcplab-fwd": args.fwd, "tcplab-rev": args.rev}
+    ports = {f" -p {FLOW_PORT_BASE}": ("flow1", args.flow1), f" -p {FLOW_PORT_BASE + 1}": ("flow2", args.flow2)}
+    threads = {FWD_TUN: args.fwd, REV_TUN: args.rev}
     done: set[int] = set()
     end = time.monotonic() + args.seconds
     while time.monotonic() < end:

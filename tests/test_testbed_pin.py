@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tcplab.testbed.experiment import LOCK_PATH
+from tcplab.testbed.experiment import FLOW_PORT_BASE, LOAD_PORT, LOCK_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,17 +30,17 @@ def _pin_three_servers() -> None:
     cpus = sorted(os.sched_getaffinity(0))
     procs = {
         port: subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for port in (5201, 5202, 5300)
+        for port in (FLOW_PORT_BASE, FLOW_PORT_BASE + 1, LOAD_PORT)
     }
     try:
         out = subprocess.run(
             [sys.executable, str(ROOT / "scripts" / "testbed_pin.py"), "--flow1", str(cpus[0]), "--flow2", str(cpus[-1]), "--seconds", "1"],
             capture_output=True, text=True, timeout=30, check=True,
         ).stdout
-        assert os.sched_getaffinity(procs[5201].pid) == {cpus[0]}, out
-        assert os.sched_getaffinity(procs[5202].pid) == {cpus[-1]}, out
-        assert os.sched_getaffinity(procs[5300].pid) == set(cpus), out
-        assert f"flow1 {procs[5201].pid} -> CPU {cpus[0]}" in out and f"flow2 {procs[5202].pid} -> CPU {cpus[-1]}" in out
+        assert os.sched_getaffinity(procs[FLOW_PORT_BASE].pid) == {cpus[0]}, out
+        assert os.sched_getaffinity(procs[FLOW_PORT_BASE + 1].pid) == {cpus[-1]}, out
+        assert os.sched_getaffinity(procs[LOAD_PORT].pid) == set(cpus), out
+        assert f"flow1 {procs[FLOW_PORT_BASE].pid} -> CPU {cpus[0]}" in out and f"flow2 {procs[FLOW_PORT_BASE + 1].pid} -> CPU {cpus[-1]}" in out
     finally:
         for proc in procs.values():
             proc.kill()

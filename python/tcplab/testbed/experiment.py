@@ -63,6 +63,8 @@ OVERHEAD_PINGS = 300
 #: 100 Mb/s): a run's packet rate in 6% of the bottleneck, so the pings barely queue behind it.
 LOAD_PAYLOAD = 64
 LOAD_PORT = 5300
+#: Flow i's iperf3 (1-based) listens on this port + i - 1.
+FLOW_PORT_BASE = 5201
 #: Seconds the load runs before the pings start.
 LOAD_SETTLE_S = 1.0
 #: One testbed at a time on a machine: the namespace names are fixed.
@@ -695,13 +697,13 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
     files = []
     try:
         for i in range(len(scenario.flows)):
-            port = 5201 + i
+            port = FLOW_PORT_BASE + i
             out, err = workdir / f"server{i + 1}.json", workdir / f"server{i + 1}.stderr"
             files.append((out, err, workdir / f"client{i + 1}.json", workdir / f"client{i + 1}.stderr"))
             with open(out, "wb") as o, open(err, "wb") as e:
                 servers.append(tools.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], topology.receiver_ns(i + 1), o, e))
         for i in range(len(scenario.flows)):
-            _wait_listening(topology.receiver_ns(i + 1), 5201 + i)
+            _wait_listening(topology.receiver_ns(i + 1), FLOW_PORT_BASE + i)
         before = [tools.kernel_counters(topology.sender_ns(i + 1)) for i in range(len(scenario.flows))]
         order = sorted(range(len(scenario.flows)), key=lambda i: starts_ns[i])
         t0 = time.monotonic_ns()
@@ -716,7 +718,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
             delay = (t0 + starts_ns[i] - time.monotonic_ns()) / 1e9
             if delay > 0:
                 time.sleep(delay)
-            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(5201 + i), *stacks[i].iperf3_args(), "-t", str(seconds), "-i", "1", "-J"]
+            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(FLOW_PORT_BASE + i), *stacks[i].iperf3_args(), "-t", str(seconds), "-i", "1", "-J"]
             _, _, out, err = files[i]
             with open(out, "wb") as o, open(err, "wb") as e:
                 actual[i] = time.monotonic_ns() - t0
