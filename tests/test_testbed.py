@@ -162,6 +162,13 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
     assert (quick.meta["invalid_reason"] is None) == quick.meta["valid"]
     # The router keeps time: half the packets leave within 200 µs of their deadline.
     assert all(d["lateness"]["p50_ns"] < 200_000 for d in directions), directions
+    # It counts its stalls (wake-ups over 1 ms late); its clock runs on through them.
+    for d in directions:
+        assert d["stall_limit_ns"] == 1_000_000 and d["stops_clock_on_stall"] is False
+        stalls = d["stalls"]
+        assert stalls["max_ns"] <= stalls["total_ns"] and (stalls["count"] == 0) == (stalls["total_ns"] == 0), stalls
+        assert stalls["max_ns"] == 0 or stalls["max_ns"] > 1_000_000, stalls
+    assert info["router_stalls"] == {"forward": directions[0]["stalls"], "reverse": directions[1]["stalls"]}
     # cwnd and RTT come from the sender: RTT at least the 50 ms base.
     srtt = quick.intervals["srtt_ns"].dropna()
     assert len(srtt) > 20 and srtt.min() >= 50e6

@@ -12,6 +12,9 @@
 //! pcap file (`capture`). SIGUSR1 writes the report so far; SIGINT/SIGTERM stop both directions, write the final report
 //! and exit 0. One thread per direction, SCHED_FIFO when permitted, sleeping on a timerfd armed at
 //! the next absolute deadline while polling the TUN device: no busy-waiting.
+//!
+//! A wake-up more than `--stall-us` (default 1000; 0: none) late is a stall, counted in the report;
+//! with `--stop-clock-on-stall` the pipe's clock stops for it (`pipe`; docs/testbed.md, "Stalls").
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,12 +30,15 @@ use tcplab_router::sys::{self, Signal, Signals, Timer, Tun};
 use tcplab_sim::spec::QueueSpec;
 
 const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
---queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--report FILE] [--pcap-fwd FILE]";
+--queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--stall-us N] [--stop-clock-on-stall] [--report FILE] [--pcap-fwd FILE]";
 
 /// Longest sleep without checking for a stop or report request.
 const MAX_SLEEP_MS: i32 = 50;
 /// Packets read per wake before servicing the delay line (bounds the time between services).
 const READ_BATCH: usize = 64;
+/// Lateness (µs) beyond which a wake-up is a stall: the lateness a valid run's p99.9 may reach
+/// (tcplab.testbed.experiment.LATENESS_LIMIT_NS).
+const DEFAULT_STALL_US: u64 = 1_000;
 
 struct Args {
     fwd: String,
@@ -49,6 +55,7 @@ fn parse_args() -> Result<Args, String> {
     let (mut fwd, mut rev, mut queue) = (None, None, None);
     let (mut rate, mut rev_rate, mut delay, mut rev_delay) = (None, None, None, None);
     let (mut overhead, mut slots, mut rt, mut report, mut pcap_fwd) = (0u32, 32_768usize, Some(50), None, None);
+    let (mut stall_us, mut stop_clock_on_stall) = (DEFAULT_STALL_US, false);
     fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
         v.parse().map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
@@ -65,6 +72,8 @@ fn parse_args() -> Result<Args, String> {
             "--slots" => slots = num(&flag, it.next())?,
             "--rt-priority" => rt = Some(num(&flag, it.next())?),
             "--no-realtime" => rt = None,
+            "--stall-us" => stall_us = num(&flag, it.next())?,
+            "--stop-clock-on-stall" => stop_clock_on_stall = true,
             "--report" => report = it.next(),
             "--pcap-fwd" => pcap_fwd = Some(it.next().ok_or("--pcap-fwd needs a file")?),
             "--queue" => {
@@ -85,7 +94,8 @@ fn parse_args() -> Result<Args, String> {
     if slots == 0 {
         return Err("--slots must be positive".into());
     }
-    let cfg = |rate_bps, delay_ns| PipeConfig { rate_bps, delay_ns, overhead_bytes: overhead, queue: queue.clone(), slots };
+    let stall_ns = (stall_us > 0).then(|| stall_us * 1_000);
+    let cfg = |rate_bps, delay_ns| PipeConfig { rate_bps, delay_ns, overhead_bytes: overhead, queue: queue.clone(), slots, stall_ns, stop_clock_on_stall };
     Ok(Args {
         fwd: fwd.ok_or("--fwd is required")?,
         rev: rev.ok_or("--rev is required")?,

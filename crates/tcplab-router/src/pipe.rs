@@ -9,6 +9,12 @@
 //! happened to wake: a late wake-up delays a packet's release by the lateness only, never the
 //! packets behind it, so the rate is exact. The queue sees arrivals at their read time and
 //! departures at their ideal start, in time order, so its drops are the simulator's DropTail's.
+//!
+//! A wake-up later than `stall_ns` for the packet due first is a stall (of the thread, or of the
+//! whole virtual machine: docs/testbed.md, "Stalls"), counted. With `stop_clock_on_stall` the
+//! pipe's clock also stops for it, so that every packet it holds leaves as late as the stall made
+//! the first and no later, spaced as it was, instead of all at once when the stall ends; but the
+//! link then idles for the stall too, while whatever the hosts sent meanwhile waits to be read.
 
 use std::collections::VecDeque;
 
@@ -35,6 +41,10 @@ pub struct PipeConfig {
     pub queue: QueueSpec,
     /// Packet buffers (queue + delay line); an arrival finding none free is dropped and counted.
     pub slots: usize,
+    /// Lateness beyond which a wake-up is a stall (see the module's head); `None` counts none.
+    pub stall_ns: Option<Nanos>,
+    /// Stop the pipe's clock for each stall.
+    pub stop_clock_on_stall: bool,
 }
 
 /// Per-source-address counters (IPv4 source of the packets the router received).
@@ -63,8 +73,14 @@ pub struct Stats {
     pub area_pkt_ns: u128,
     pub first_ns: Option<Nanos>,
     pub last_ns: Nanos,
-    /// Release time minus deadline (ns): how late the timer let each packet out.
+    /// Release time minus deadline (ns): how late the timer let each packet out. The first
+    /// packet out after a stall counts the stall in; the others due in it leave on the stopped
+    /// clock.
     pub lateness: Histogram,
+    /// Stalls the pipe's clock stopped for: how many, how long in all, the longest.
+    pub stalls: u64,
+    pub stalled_ns: Nanos,
+    pub longest_stall_ns: Nanos,
     /// Time from arrival to the start of serialisation (ns).
     pub sojourn: Histogram,
     /// Per IPv4 source (few: one per host), in order of first appearance.
@@ -86,6 +102,9 @@ impl Stats {
             first_ns: None,
             last_ns: 0,
             lateness: Histogram::new(),
+            stalls: 0,
+            stalled_ns: 0,
+            longest_stall_ns: 0,
             sojourn: Histogram::new(),
             sources: Vec::with_capacity(64),
         }
@@ -132,6 +151,12 @@ pub struct Pipe {
     link_free_ns: Nanos,
     /// Time of the last queue-length change (for the occupancy integral).
     last_change_ns: Nanos,
+    /// How long the pipe's clock has stood still for stalls: its time is the real time minus this.
+    stopped_ns: Nanos,
+    /// A stall not yet counted into a packet's lateness.
+    uncounted_stall_ns: Nanos,
+    /// The pipe's time at the last stall: packets due before it were late for that one.
+    last_stall_ns: Nanos,
     pub stats: Stats,
 }
 
@@ -154,6 +179,9 @@ impl Pipe {
             delay_line: VecDeque::with_capacity(slots),
             link_free_ns: 0,
             last_change_ns: 0,
+            stopped_ns: 0,
+            uncounted_stall_ns: 0,
+            last_stall_ns: 0,
             stats: Stats::new(),
             cfg,
         }
@@ -183,6 +211,30 @@ impl Pipe {
         self.stats.overflow_pkts += 1;
     }
 
+    /// The pipe's time at real time `now`. If `now` is a wake-up later than `stall_ns` for the
+    /// packet due first (and that packet was not late for an earlier stall), the stall is counted
+    /// and, with `stop_clock_on_stall`, the clock stops for it.
+    fn clock(&mut self, now: Nanos) -> Nanos {
+        let t = now.saturating_sub(self.stopped_ns);
+        let (Some(limit), Some(&(due, _))) = (self.cfg.stall_ns, self.delay_line.front()) else {
+            return t;
+        };
+        let late = t.saturating_sub(due);
+        if late <= limit || due <= self.last_stall_ns {
+            return t;
+        }
+        self.stats.stalls += 1;
+        self.stats.stalled_ns += late;
+        self.stats.longest_stall_ns = self.stats.longest_stall_ns.max(late);
+        if !self.cfg.stop_clock_on_stall {
+            self.last_stall_ns = t;
+            return t;
+        }
+        self.stopped_ns += late;
+        self.uncounted_stall_ns += late;
+        due
+    }
+
     fn tx_ns(&self, size: u32) -> Nanos {
         tx_time_ns(size + self.cfg.overhead_bytes, self.cfg.rate_bps)
     }
@@ -198,6 +250,7 @@ impl Pipe {
     /// the queue. Returns whether it was queued.
     pub fn arrive(&mut self, slot: u32, len: usize, now: Nanos) -> bool {
         debug_assert_eq!(self.free.last(), Some(&slot), "arrive() takes the slot free_slot() gave");
+        let now = self.clock(now);
         self.serialise(now);
         let start = slot as usize * SLOT_BYTES;
         let source = ipv4_source(&self.slab[start..start + len.min(SLOT_BYTES)]);
@@ -255,13 +308,14 @@ impl Pipe {
     /// Release every packet whose time has come, in order, through `send`, and record how late
     /// each is. `send` returns `false` when the write failed (counted).
     pub fn service(&mut self, now: Nanos, mut send: impl FnMut(&[u8]) -> bool) {
+        let now = self.clock(now);
         self.serialise(now);
         while let Some(&(release, slot)) = self.delay_line.front() {
             if release > now {
                 break;
             }
             self.delay_line.pop_front();
-            self.stats.lateness.record(now - release);
+            self.stats.lateness.record(now - release + std::mem::take(&mut self.uncounted_stall_ns));
             let start = slot as usize * SLOT_BYTES;
             let len = self.lens[slot as usize] as usize;
             if send(&self.slab[start..start + len]) {
@@ -278,7 +332,7 @@ impl Pipe {
     /// packets need no wake-up of their own: while any waits, the packet being serialised is
     /// already in the delay line (it enters at its start), and dequeues are computed on ideal times.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        self.delay_line.front().map(|&(t, _)| t)
+        self.delay_line.front().map(|&(t, _)| t + self.stopped_ns)
     }
 
     pub fn queued_pkts(&self) -> usize {
@@ -303,7 +357,16 @@ mod tests {
             overhead_bytes: 0,
             queue: QueueSpec::Droptail { limit_pkts: Some(limit_pkts), limit_bytes: None },
             slots: 64,
+            stall_ns: None,
+            stop_clock_on_stall: false,
         })
+    }
+
+    fn stalling_pipe(rate_bps: u64, delay_ns: Nanos, limit_pkts: u64, stall_ns: Nanos, stop_clock_on_stall: bool) -> Pipe {
+        let mut p = pipe(rate_bps, delay_ns, limit_pkts);
+        p.cfg.stall_ns = Some(stall_ns);
+        p.cfg.stop_clock_on_stall = stop_clock_on_stall;
+        p
     }
 
     /// Offer a `len`-byte packet tagged with `tag` in its first byte at `now`.
@@ -389,6 +452,8 @@ mod tests {
             overhead_bytes: 24,
             queue: QueueSpec::Droptail { limit_pkts: Some(10), limit_bytes: None },
             slots: 4,
+            stall_ns: None,
+            stop_clock_on_stall: false,
         });
         assert!(offer(&mut p, 976, 0, 0));
         assert_eq!(p.next_deadline(), Some(MS)); // (976 + 24) B at 8 Mb/s
@@ -408,6 +473,72 @@ mod tests {
     }
 
     #[test]
+    fn a_stall_that_stops_the_clock_delays_what_the_pipe_holds_by_its_length_and_keeps_the_spacing() {
+        // Ten 1250-byte packets at 10 Mb/s, 1 ms apart, due at (k+1) ms + 5 ms; stalls from 1 ms.
+        let mut p = stalling_pipe(10_000_000, 5 * MS, 100, MS, true);
+        for k in 0..10 {
+            assert!(offer(&mut p, 1250, k, 0));
+        }
+        // The router stood still for 4.5 ms past the first packet's time: that one leaves now,
+        // counted 4.5 ms late; every later one leaves 4.5 ms after its time, 1 ms apart.
+        let stall = 4_500_000;
+        assert_eq!(drain(&mut p, 6 * MS + stall), vec![0]);
+        assert_eq!((p.stats.stalls, p.stats.stalled_ns, p.stats.longest_stall_ns), (1, stall, stall));
+        assert_eq!(p.stats.lateness.max(), stall);
+        for k in 1..10u8 {
+            let due = (u64::from(k) + 6) * MS + stall;
+            assert_eq!(p.next_deadline(), Some(due));
+            assert!(drain(&mut p, due - 1).is_empty());
+            assert_eq!(drain(&mut p, due), vec![k]);
+        }
+        assert_eq!(p.stats.lateness.max(), stall);
+        assert_eq!(p.stats.lateness.count(), 10);
+        // A packet arriving after the stall queues on the stopped clock: the link is idle, so it
+        // leaves 1 ms (serialisation) + 5 ms after it came.
+        assert!(offer(&mut p, 1250, 10, 30 * MS));
+        assert_eq!(p.next_deadline(), Some(36 * MS));
+    }
+
+    #[test]
+    fn lateness_up_to_the_stall_limit_is_only_lateness() {
+        let mut p = stalling_pipe(10_000_000, 5 * MS, 100, MS, true);
+        for k in 0..3 {
+            assert!(offer(&mut p, 1250, k, 0));
+        }
+        // 1 ms late for the first packet: not a stall; the second keeps its own time.
+        assert_eq!(drain(&mut p, 7 * MS), vec![0, 1]);
+        assert_eq!(p.stats.stalls, 0);
+        assert_eq!(p.next_deadline(), Some(8 * MS));
+        // Without a limit (stall_ns None) a 4.5 ms stand-still is not counted.
+        let mut q = pipe(10_000_000, 5 * MS, 100);
+        for k in 0..10 {
+            assert!(offer(&mut q, 1250, k, 0));
+        }
+        assert_eq!(drain(&mut q, 6 * MS + 4_500_000), vec![0, 1, 2, 3, 4]);
+        assert_eq!(q.stats.stalls, 0);
+    }
+
+    #[test]
+    fn a_stall_is_counted_once_and_the_clock_runs_on_unless_told() {
+        let mut p = stalling_pipe(10_000_000, 5 * MS, 100, MS, false);
+        for k in 0..10 {
+            assert!(offer(&mut p, 1250, k, 0));
+        }
+        // 4.5 ms late: everything due leaves at once, the rest on time; one stall of 4.5 ms.
+        let stall = 4_500_000;
+        assert_eq!(drain(&mut p, 6 * MS + stall), vec![0, 1, 2, 3, 4]);
+        assert_eq!(p.next_deadline(), Some(11 * MS));
+        // Called again within the same wake-up (as each arrival does): still one stall.
+        assert!(drain(&mut p, 6 * MS + stall + 1).is_empty());
+        assert_eq!((p.stats.stalls, p.stats.stalled_ns, p.stats.longest_stall_ns), (1, stall, stall));
+        assert_eq!(p.stats.lateness.max(), stall);
+        // A later 2 ms stall is the second; 1 ms late is none.
+        assert_eq!(drain(&mut p, 13 * MS), vec![5, 6, 7]);
+        assert_eq!(drain(&mut p, 15 * MS), vec![8, 9]);
+        assert_eq!((p.stats.stalls, p.stats.stalled_ns, p.stats.longest_stall_ns), (2, stall + 2 * MS, stall));
+    }
+
+    #[test]
     fn slots_run_out_before_the_queue_does() {
         let mut p = Pipe::new(PipeConfig {
             rate_bps: 1_000_000,
@@ -415,6 +546,8 @@ mod tests {
             overhead_bytes: 0,
             queue: QueueSpec::Droptail { limit_pkts: Some(100), limit_bytes: None },
             slots: 2,
+            stall_ns: None,
+            stop_clock_on_stall: false,
         });
         assert!(offer(&mut p, 100, 0, 0));
         assert!(offer(&mut p, 100, 1, 0));

@@ -43,6 +43,9 @@ pub fn direction(name: &str, pipe: &Pipe, stats: &Stats, realtime: bool) -> Valu
         "in_flight_pkts": pipe.in_flight_pkts(),
         "sojourn": percentiles_ns(&stats.sojourn),
         "lateness": percentiles_ns(&stats.lateness),
+        "stall_limit_ns": cfg.stall_ns,
+        "stops_clock_on_stall": cfg.stop_clock_on_stall,
+        "stalls": json!({"count": stats.stalls, "total_ns": stats.stalled_ns, "max_ns": stats.longest_stall_ns}),
         "sources": stats.sources.iter().map(|s| json!({
             "addr": addr(s.addr), "pkts": s.pkts, "bytes": s.bytes, "dropped": s.dropped,
         })).collect::<Vec<_>>(),

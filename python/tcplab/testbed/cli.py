@@ -26,6 +26,14 @@ def _quantity(parse: Callable[[str], Any], flag: str, text: str, example: str) -
     return value
 
 
+def _stalls(direction: dict[str, Any]) -> str:
+    """How often the router stalled past its limit, and for how long."""
+    s = direction["stalls"]
+    if not s["count"]:
+        return "no stalls"
+    return f"{s['count']} stall{'s' if s['count'] > 1 else ''} over {direction['stall_limit_ns'] / 1e6:g} ms ({s['total_ns'] / 1e6:.1f} ms in all, longest {s['max_ns'] / 1e6:.1f} ms)"
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     rtt = _quantity(Time.parse, "--rtt", args.rtt, "50ms")
     rate = _quantity(Rate.parse, "--bottleneck", args.bottleneck, "100Mbps")
@@ -85,7 +93,8 @@ def _run(args: argparse.Namespace, outputs: Callable[[argparse.Namespace], list[
         for direction in result.meta["router"]["directions"]:
             late = direction["lateness"]
             print(f"router {direction['device']}: lateness p50 {late['p50_ns'] / 1e3:.1f} µs, p99.9 {late['p999_ns'] / 1e3:.1f} µs, "
-                  f"max {late['max_ns'] / 1e3:.1f} µs; drops {direction['dropped_pkts']}, mean queue {direction['mean_pkts']:.1f} pkts")  # fmt: skip
+                  f"max {late['max_ns'] / 1e3:.1f} µs; drops {direction['dropped_pkts']}, mean queue {direction['mean_pkts']:.1f} pkts; "
+                  f"{_stalls(direction)}")  # fmt: skip
     for fmt, path in targets:
         print(f"wrote {path}", file=sys.stderr)
     if args.router_pcap:

@@ -44,6 +44,8 @@ __all__ = ["run", "check", "calibrate", "sweep_calibration", "Calibration", "PRO
 
 #: A run whose router released packets later than this at the 99.9th percentile is invalid.
 LATENESS_LIMIT_NS = 1_000_000
+#: A router wake-up later than this is a stall, which the router counts (docs/testbed.md, "Stalls").
+STALL_LIMIT_NS = LATENESS_LIMIT_NS
 #: Ping RTT must be within this of the setting (the papers' validation, 1 ms netem resolution).
 RTT_TOLERANCE_MS = 1.0
 #: UDP throughput must be within this fraction of the bottleneck.
@@ -187,6 +189,7 @@ class _Router:
             "--delay-ns", str(delay_ns),
             "--queue", json.dumps(queue),
             "--overhead-bytes", str(overhead_bytes),
+            "--stall-us", str(STALL_LIMIT_NS // 1000),
             "--report", str(self.report_path),
         ] + (["--pcap-fwd", str(self.pcap_path)] if self.pcap_path else [])  # fmt: skip
         self.config = {"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": queue, "overhead_bytes": overhead_bytes}
@@ -880,6 +883,8 @@ def _result(
             # Each direction's whole lateness summary (count, mean, p50, p99, p99.9, max): how
             # much timing noise the run had, not only whether it stayed under the limit.
             "router_lateness": {"forward": fwd["lateness"], "reverse": rev["lateness"]},
+            # The stalls the router's clock stood still for (count, total_ns, max_ns).
+            "router_stalls": {"forward": fwd["stalls"], "reverse": rev["stalls"]},
             "overflow_pkts": overflow,
             "iperf3": _iperf_version(),
             "router": {
