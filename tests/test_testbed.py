@@ -11,6 +11,7 @@ import importlib.util
 import os
 import signal
 import shutil
+import re
 import subprocess
 import sys
 import threading
@@ -83,6 +84,9 @@ def test_calibration_meets_the_papers_tolerances() -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     assert "calibration ok" in p.stdout
     assert "ping RTT" in p.stdout and "UDP rate" in p.stdout and "taken out of the router's delay" in p.stdout
+    # Each direction's line ends with its stalls (wake-ups over 1 ms late).
+    for device in ("tcplab-fwd", "tcplab-rev"):
+        assert re.search(rf"^router {device}: timer lateness .*; (no stalls|\d+ stalls? over 1 ms \([\d.]+ ms in all, longest [\d.]+ ms\))$", p.stdout, re.M), p.stdout
     _assert_nothing_left()
 
 

@@ -43,7 +43,7 @@ pub struct PipeConfig {
     pub slots: usize,
     /// Lateness beyond which a wake-up is a stall (see the module's head); `None` counts none.
     pub stall_ns: Option<Nanos>,
-    /// Stop the pipe's clock for each stall.
+    /// Stop the pipe's clock for each stall (a `--pcap-fwd` capture keeps the real times).
     pub stop_clock_on_stall: bool,
 }
 
@@ -73,11 +73,11 @@ pub struct Stats {
     pub area_pkt_ns: u128,
     pub first_ns: Option<Nanos>,
     pub last_ns: Nanos,
-    /// Release time minus deadline (ns): how late the timer let each packet out. The first
-    /// packet out after a stall counts the stall in; the others due in it leave on the stopped
-    /// clock.
+    /// Release time minus deadline (ns): how late the timer let each packet out. With
+    /// `stop_clock_on_stall` the first packet out after a stall counts the stall in, and the
+    /// others due in it leave on the stopped clock.
     pub lateness: Histogram,
-    /// Stalls the pipe's clock stopped for: how many, how long in all, the longest.
+    /// Stalls (wake-ups later than `stall_ns`): how many, how long in all, the longest.
     pub stalls: u64,
     pub stalled_ns: Nanos,
     pub longest_stall_ns: Nanos,

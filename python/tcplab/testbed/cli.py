@@ -60,7 +60,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         late = direction["lateness"]
         print(f"router {direction['device']}: timer lateness p50 {late['p50_ns'] / 1e3:.1f} µs, p99 {late['p99_ns'] / 1e3:.1f} µs, "
               f"p99.9 {late['p999_ns'] / 1e3:.1f} µs, max {late['max_ns'] / 1e3:.1f} µs over {late['count']} packets; "
-              f"SCHED_FIFO {'on' if direction['realtime'] else 'off'}")  # fmt: skip
+              f"SCHED_FIFO {'on' if direction['realtime'] else 'off'}; {_stalls(direction)}")  # fmt: skip
     worst = max((d["lateness"]["p999_ns"] for d in cal.router.get("directions", [])), default=0)
     if worst > experiment.LATENESS_LIMIT_NS:
         print(f"tcplab: warning: router lateness p99.9 {worst / 1e3:.0f} µs exceeds {experiment.LATENESS_LIMIT_NS / 1e3:.0f} µs: "

@@ -883,7 +883,7 @@ def _result(
             # Each direction's whole lateness summary (count, mean, p50, p99, p99.9, max): how
             # much timing noise the run had, not only whether it stayed under the limit.
             "router_lateness": {"forward": fwd["lateness"], "reverse": rev["lateness"]},
-            # The stalls the router's clock stood still for (count, total_ns, max_ns).
+            # The router's stalls, wake-ups more than STALL_LIMIT_NS late (count, total_ns, max_ns).
             "router_stalls": {"forward": fwd["stalls"], "reverse": rev["stalls"]},
             "overflow_pkts": overflow,
             "iperf3": _iperf_version(),
