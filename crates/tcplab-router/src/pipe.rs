@@ -376,6 +376,13 @@ mod tests {
         p.arrive(slot, len, now)
     }
 
+    /// Offer `n` packets of `len` bytes at `now`, tagged 0..n; each must be queued.
+    fn offer_burst(p: &mut Pipe, n: u8, len: usize, now: Nanos) {
+        for k in 0..n {
+            assert!(offer(p, len, k, now));
+        }
+    }
+
     /// Run `service` at `now`, returning (tag, now) of what left.
     fn drain(p: &mut Pipe, now: Nanos) -> Vec<u8> {
         let mut out = Vec::new();
@@ -402,9 +409,7 @@ mod tests {
     fn a_burst_is_paced_at_the_rate_even_when_serviced_late() {
         // Ten 1250-byte packets at 10 Mb/s: 1 ms apart, released at (k+1) ms + 5 ms.
         let mut p = pipe(10_000_000, 5 * MS, 100);
-        for k in 0..10 {
-            assert!(offer(&mut p, 1250, k, 0));
-        }
+        offer_burst(&mut p, 10, 1250, 0);
         let deadlines: Vec<Nanos> = (0..10).map(|k| (k + 1) * MS + 5 * MS).collect();
         assert_eq!(p.next_deadline(), Some(deadlines[0]));
         // Woken 300 µs late for the 4th packet: the first four leave together...
@@ -476,9 +481,7 @@ mod tests {
     fn a_stall_that_stops_the_clock_delays_what_the_pipe_holds_by_its_length_and_keeps_the_spacing() {
         // Ten 1250-byte packets at 10 Mb/s, 1 ms apart, due at (k+1) ms + 5 ms; stalls from 1 ms.
         let mut p = stalling_pipe(10_000_000, 5 * MS, 100, MS, true);
-        for k in 0..10 {
-            assert!(offer(&mut p, 1250, k, 0));
-        }
+        offer_burst(&mut p, 10, 1250, 0);
         // The router stood still for 4.5 ms past the first packet's time: that one leaves now,
         // counted 4.5 ms late; every later one leaves 4.5 ms after its time, 1 ms apart.
         let stall = 4_500_000;
@@ -502,18 +505,14 @@ mod tests {
     #[test]
     fn lateness_up_to_the_stall_limit_is_only_lateness() {
         let mut p = stalling_pipe(10_000_000, 5 * MS, 100, MS, true);
-        for k in 0..3 {
-            assert!(offer(&mut p, 1250, k, 0));
-        }
+        offer_burst(&mut p, 3, 1250, 0);
         // 1 ms late for the first packet: not a stall; the second keeps its own time.
         assert_eq!(drain(&mut p, 7 * MS), vec![0, 1]);
         assert_eq!(p.stats.stalls, 0);
         assert_eq!(p.next_deadline(), Some(8 * MS));
         // Without a limit (stall_ns None) a 4.5 ms stand-still is not counted.
         let mut q = pipe(10_000_000, 5 * MS, 100);
-        for k in 0..10 {
-            assert!(offer(&mut q, 1250, k, 0));
-        }
+        offer_burst(&mut q, 10, 1250, 0);
         assert_eq!(drain(&mut q, 6 * MS + 4_500_000), vec![0, 1, 2, 3, 4]);
         assert_eq!(q.stats.stalls, 0);
     }
@@ -521,9 +520,7 @@ mod tests {
     #[test]
     fn a_stall_is_counted_once_and_the_clock_runs_on_unless_told() {
         let mut p = stalling_pipe(10_000_000, 5 * MS, 100, MS, false);
-        for k in 0..10 {
-            assert!(offer(&mut p, 1250, k, 0));
-        }
+        offer_burst(&mut p, 10, 1250, 0);
         // 4.5 ms late: everything due leaves at once, the rest on time; one stall of 4.5 ms.
         let stall = 4_500_000;
         assert_eq!(drain(&mut p, 6 * MS + stall), vec![0, 1, 2, 3, 4]);
