@@ -40,7 +40,7 @@ from . import stack as stacks_, tools, topology
 from .stack import FlowStack
 from .topology import FWD_TUN, REV_TUN, ROUTER_NS
 
-__all__ = ["run", "check", "calibrate", "sweep_calibration", "Calibration", "PROFILES", "router_binary", "LATENESS_LIMIT_NS", "LOCK_PATH"]
+__all__ = ["run", "check", "calibrate", "sweep_calibration", "Calibration", "PROFILES", "router_binary", "LATENESS_LIMIT_NS", "STALL_LIMIT_NS", "FLOW_PORT_BASE", "LOCK_PATH"]
 
 #: A run whose router released packets later than this at the 99.9th percentile is invalid.
 LATENESS_LIMIT_NS = 1_000_000
