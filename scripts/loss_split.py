@@ -17,7 +17,11 @@ segments). On a simulator capture the replay finds the simulator's own drops; on
 capture, how far it misses says how much the path from the senders to the router reshapes
 the traffic (docs/validation.md). ``--list-episodes`` also prints every episode;
 ``--acks`` (captures holding both directions) each flow's share of data segments with PSH and
-how many segments its receiver's pure ACKs acknowledge.
+how many segments its receiver's pure ACKs acknowledge; ``--onsets`` (the same) what each flow's
+loss onsets look like: the burst that met the full queue after a flow had lost nothing for an
+RTT, how many segments it added over those its ACKs had freed since the flow's burst before
+(its window increase shows as +1), whether its drop was its last segment, and whether the onset
+followed a silence of both senders (a stall of the machine: no data from either for 4 ms).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import numpy as np
 from tcplab.units import Rate, Time, UnitError, Window
 
 BURST_GAP_NS = 20_000
+SILENCE_NS = 4_000_000  # no data from either sender for this long: the hosts stalled
 MTU = 1500
 MSS = 1448
 
@@ -150,6 +155,74 @@ def replay(arrivals: list[tuple[int, Hashable, int]], limit: int, rate_bps: int,
     return dropped
 
 
+def acked_until(path: str) -> tuple[np.ndarray, np.ndarray]:
+    """(arrival times in ns, the highest sequence number covered so far: cumulative ACK plus the
+    SACKed bytes above it) of the ACKs in ``path`` (a capture at the sender: both directions) for
+    its busiest flow."""
+    rows = tshark_rows(path, ["frame.time_epoch", "tcp.srcport", "tcp.len", "tcp.ack", "tcp.options.sack_le", "tcp.options.sack_re"], "tcp")
+    port = Counter(r[1] for r in rows if r[2] not in ("", "0")).most_common(1)[0][0]
+    t, covered = [], []
+    for r in rows:
+        if r[1] == port or not r[3]:
+            continue
+        ack = int(r[3])
+        blocks = zip(map(int, r[4].split(",")), map(int, r[5].split(","))) if r[4] and r[5] else ()
+        t.append(epoch_ns(r[0]))
+        covered.append(ack + sum(re - le for le, re in blocks if le >= ack))
+    if not t:
+        raise SystemExit(f"loss_split: '{path}' holds no ACKs: --onsets needs a capture of both directions at the sender")
+    return np.array(t, dtype=np.int64), np.maximum.accumulate(np.array(covered, dtype=np.int64))
+
+
+def onsets(t: np.ndarray, seq: np.ndarray, drops: set[int], ack_t: np.ndarray, covered: np.ndarray,
+           rtt_ns: int) -> list[tuple[int, int, bool, int]]:
+    """A flow's loss onsets: for each burst holding its first drop after more than ``rtt_ns``
+    without one, and no retransmission, (the burst's time, its size less the segments the flow's
+    ACKs freed since its previous burst, whether the first drop is its last segment, its drops)."""
+    starts = np.concatenate([[0], np.nonzero(np.diff(t) >= BURST_GAP_NS)[0] + 1, [len(t)]])
+    seen: set[int] = set()
+    out, before, last_drop = [], None, None
+    for a, b in zip(starts[:-1].tolist(), starts[1:].tolist()):
+        k = int(np.searchsorted(ack_t, t[a], side="right")) - 1
+        now = int(covered[k]) if k >= 0 else 0
+        freed = None if before is None else round((now - before) / MSS)
+        before = now
+        retransmits = any(int(s) in seen for s in seq[a:b].tolist())
+        seen.update(seq[a:b].tolist())
+        lost = [i for i in range(a, b) if i in drops]
+        if not lost:
+            continue
+        onset = last_drop is None or t[a] - last_drop > rtt_ns
+        last_drop = int(t[a])
+        if onset and not retransmits and freed is not None:
+            out.append((int(t[a]), (b - a) - freed, lost[0] == b - 1, len(lost)))
+    return out
+
+
+def silence_ends(times: list[np.ndarray]) -> np.ndarray:
+    """The ends of the gaps over SILENCE_NS in both senders' data together."""
+    both = np.sort(np.concatenate(times))
+    gaps = np.nonzero(np.diff(both) > SILENCE_NS)[0]
+    return both[gaps + 1]
+
+
+def onset_line(f: int, found: list[tuple[int, int, bool, int]], quiet_ends: np.ndarray) -> str:
+    def after_silence(at: int) -> bool:
+        k = int(np.searchsorted(quiet_ends, at, side="right")) - 1
+        return k >= 0 and at - int(quiet_ends[k]) < SILENCE_NS
+    rest = [o for o in found if not after_silence(o[0])]
+    n = len(rest)
+    if not n:
+        return f"onsets flow{f}: {len(found)}, all after a silence of both senders"
+    added = Counter(min(o[1], 2) for o in rest)
+    share = lambda k: f"{added[k]} ({added[k] / n:.0%})"
+    return (f"onsets flow{f}: {len(found)} ({len(found) - n} after a silence of both senders over {SILENCE_NS // 1_000_000} ms); "
+            f"of the other {n} the burst added 0 segments over those its ACKs freed in {share(0)}, 1 in {share(1)}, "
+            f"2 or more in {share(2)}, fewer in {sum(v for k, v in added.items() if k < 0)}; "
+            f"the drop was the burst's last segment in {sum(o[2] for o in rest) / n:.0%}; "
+            f"{np.mean([o[3] for o in rest]):.2f} drops per onset burst")
+
+
 def _arg(parse):
     """An argparse type from a tcplab unit parser: its message names the value and what is allowed."""
     def read(text: str):
@@ -174,6 +247,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--acks", action="store_true",
                    help="also print each flow's share of data segments with PSH and how many segments its pure ACKs acknowledge "
                         "(the files must hold both directions)")
+    p.add_argument("--onsets", action="store_true",
+                   help="also print what each flow's loss onsets look like: what the burst that met the full queue added "
+                        "over the segments its ACKs freed, where its drop fell, and whether a silence of both senders "
+                        "came before (the files must hold both directions)")
     a = p.parse_args(argv)
     if a.limit < 1:
         p.error(f"--limit: {a.limit} must be at least 1 packet")
@@ -217,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.list_episodes:
         for start, c in eps:
             print(f"  episode at {(start - t0) / 1e9:.3f} s: flow1 {c[1]}, flow2 {c[2]}")
+    if a.onsets:
+        quiet = silence_ends([flows[1][0], flows[2][0]])
+        for f, path in ((1, a.flow1), (2, a.flow2)):
+            ack_t, covered = acked_until(path)
+            t, seq = flows[f]
+            print(onset_line(f, onsets(t, seq, drops[f], ack_t, covered, rtt_ns), quiet))
     want = {(f, i) for f in (1, 2) for i in drops[f]}
     for f in (1, 2):
         g = {x for x in got if x[0] == f}

@@ -9,12 +9,14 @@ episode window makes them differ."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tcplab
@@ -44,6 +46,14 @@ start = "2s"
 """
 # 20 Mb/s × 30 ms = 75,000 B = 50 packets of 1500 B.
 LIMIT = 50
+
+_spec = importlib.util.spec_from_file_location("loss_split", ROOT / "scripts" / "loss_split.py")
+loss_split = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(loss_split)
+ONSET_LINE = re.compile(
+    r"onsets flow(\d): (\d+) \((\d+) after a silence of both senders over 4 ms\); of the other (\d+) the burst added 0 segments "
+    r"over those its ACKs freed in (\d+) \(\d+%\), 1 in (\d+) \(\d+%\), 2 or more in (\d+) \(\d+%\), fewer in (\d+); "
+    r"the drop was the burst's last segment in (\d+)%; ([\d.]+) drops per onset burst")
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +91,43 @@ def test_replay_finds_the_simulators_drops(captures: tuple[Path, list[Path]]) ->
     for flow, (pushed, sizes, at_push) in acks.items():
         assert 30 < pushed < 70 and sizes.get(1, 0) >= 0.02 and sizes.get(1, 0) + sizes.get(2, 0) >= 0.95 and at_push == 100, f"flow{flow}: {sizes}\n{out}"
     assert re.search(r"episodes: \d+ \(\d+ both flows", out), out
+
+
+def test_onsets_of_the_simulator_without_host_noise_are_window_increases(captures: tuple[Path, list[Path]]) -> None:
+    """Without host jitter every delay is exact: the queue fills only when a window grows, so the
+    burst that meets it mostly carries its flow's increase (+1 over what its ACKs freed, more in
+    slow start) and loses its last segment; and the simulator's hosts never stall. (The testbed's
+    kernel: about half its onset bursts add nothing; docs/validation.md, "Which burst meets the
+    full queue".)"""
+    _, pcaps = captures
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "loss_split.py"), *map(str, pcaps), "--rtt", "30ms", "--limit", str(LIMIT), "--rate", "20Mbps", "--onsets",
+         "--window", "0s:11s"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    got = {int(m[0]): [int(x) for x in m[1:9]] + [float(m[9])] for m in ONSET_LINE.findall(out)}
+    assert set(got) == {1, 2}, out
+    total = [0, 0]
+    for flow, (n, after_silence, rest, none, one, more, fewer, last, per_burst) in got.items():
+        assert n >= 5 and after_silence == 0 and rest == n and none + one + more + fewer == rest, f"flow{flow}:\n{out}"
+        assert fewer == 0 and last >= 60 and 1.0 <= per_burst <= 1.5, f"flow{flow}:\n{out}"
+        total[0] += one + more
+        total[1] += rest
+    assert total[0] >= 0.8 * total[1], out
+    # Reno's congestion avoidance adds one segment a window: its onsets carry that one.
+    n, _, rest, none, one, *_ = got[1]
+    assert one >= 0.6 * rest, out
+
+
+def test_onsets_after_a_silence_of_both_senders_are_counted_apart() -> None:
+    quiet = loss_split.silence_ends([np.array([0, 1_000_000, 9_000_000]), np.array([500_000, 20_000_000])])
+    assert quiet.tolist() == [9_000_000, 20_000_000]  # gaps of 8 and 11 ms; 0.5 ms ones are not silences
+    found = [(9_500_000, 3, True, 4), (15_000_000, 0, True, 1), (16_000_000, 1, True, 1), (17_000_000, -1, False, 2)]
+    line = loss_split.onset_line(1, found, quiet)
+    assert line.startswith("onsets flow1: 4 (1 after a silence of both senders over 4 ms); of the other 3 "), line
+    assert "added 0 segments over those its ACKs freed in 1 (33%), 1 in 1 (33%), 2 or more in 0 (0%), fewer in 1;" in line, line
+    assert "last segment in 67%; 1.33 drops per onset burst" in line, line
+    assert loss_split.onset_line(2, found[:1], quiet) == "onsets flow2: 1, all after a silence of both senders"
 
 
 def test_bad_arguments_are_usage_errors(tmp_path: Path) -> None:
