@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from loss_split import BURST_GAP_NS, epoch_ns, tshark_rows
+from loss_split import burst_bounds, epoch_ns, tshark_rows
 
 PERCENTILES = (1, 10, 50, 90, 99)
 
@@ -42,10 +42,9 @@ def burst_delays(sender: list[tuple[int, tuple]], downstream: dict[tuple, int]) 
     first = [(t, key) for t, key in sender if not (key in seen or seen.add(key))]
     t_s = np.array([t for t, _ in first], dtype=np.int64)
     t_d = np.array([downstream.get(key, -1) for _, key in first], dtype=np.int64)
-    starts = np.concatenate([[0], np.nonzero(np.diff(t_s) >= BURST_GAP_NS)[0] + 1])
-    ends = np.concatenate([starts[1:], [len(t_s)]])
+    bounds = burst_bounds(t_s).tolist()
     delays, spacing_s, spacing_d = [], [], []
-    for a, b in zip(starts.tolist(), ends.tolist()):
+    for a, b in zip(bounds[:-1], bounds[1:]):
         if (t_d[a:b] < 0).any():
             continue
         delays.append(t_d[a] - t_s[a])

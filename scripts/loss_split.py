@@ -114,9 +114,13 @@ def inferred_drops(seq: np.ndarray) -> np.ndarray:
     return np.array(sorted(lost), dtype=int)
 
 
+def burst_bounds(t: np.ndarray) -> np.ndarray:
+    """Where each burst of send times ``t`` starts, and ``len(t)`` last."""
+    return np.concatenate([[0], np.nonzero(np.diff(t) >= BURST_GAP_NS)[0] + 1, [len(t)]])
+
+
 def burst_sizes(t: np.ndarray) -> np.ndarray:
-    starts = np.concatenate([[0], np.nonzero(np.diff(t) >= BURST_GAP_NS)[0] + 1])
-    return np.diff(np.concatenate([starts, [len(t)]]))
+    return np.diff(burst_bounds(t))
 
 
 def episodes(drop_times: list[tuple[int, int]], rtt_ns: int) -> list[tuple[int, dict[int, int]]]:
@@ -179,16 +183,17 @@ def onsets(t: np.ndarray, seq: np.ndarray, drops: set[int], ack_t: np.ndarray, c
     """A flow's loss onsets: for each burst holding its first drop after more than ``rtt_ns``
     without one, and no retransmission, (the burst's time, its size less the segments the flow's
     ACKs freed since its previous burst, whether the first drop is its last segment, its drops)."""
-    starts = np.concatenate([[0], np.nonzero(np.diff(t) >= BURST_GAP_NS)[0] + 1, [len(t)]])
+    bounds = burst_bounds(t).tolist()
     seen: set[int] = set()
     out, before, last_drop = [], None, None
-    for a, b in zip(starts[:-1].tolist(), starts[1:].tolist()):
+    for a, b in zip(bounds[:-1], bounds[1:]):
         k = int(np.searchsorted(ack_t, t[a], side="right")) - 1
         now = int(covered[k]) if k >= 0 else 0
         freed = None if before is None else round((now - before) / MSS)
         before = now
-        retransmits = any(int(s) in seen for s in seq[a:b].tolist())
-        seen.update(seq[a:b].tolist())
+        sent = seq[a:b].tolist()
+        retransmits = any(s in seen for s in sent)
+        seen.update(sent)
         lost = [i for i in range(a, b) if i in drops]
         if not lost:
             continue
@@ -207,6 +212,8 @@ def silence_ends(times: list[np.ndarray]) -> np.ndarray:
 
 
 def onset_line(f: int, found: list[tuple[int, int, bool, int]], quiet_ends: np.ndarray) -> str:
+    """The --onsets line of flow ``f``: its onsets (from ``onsets``), those within SILENCE_NS after
+    one of ``quiet_ends`` counted apart, the rest summed up."""
     def after_silence(at: int) -> bool:
         k = int(np.searchsorted(quiet_ends, at, side="right")) - 1
         return k >= 0 and at - int(quiet_ends[k]) < SILENCE_NS
@@ -215,7 +222,9 @@ def onset_line(f: int, found: list[tuple[int, int, bool, int]], quiet_ends: np.n
     if not n:
         return f"onsets flow{f}: {len(found)}, all after a silence of both senders"
     added = Counter(min(o[1], 2) for o in rest)
-    share = lambda k: f"{added[k]} ({added[k] / n:.0%})"
+
+    def share(k: int) -> str:
+        return f"{added[k]} ({added[k] / n:.0%})"
     return (f"onsets flow{f}: {len(found)} ({len(found) - n} after a silence of both senders over {SILENCE_NS // 1_000_000} ms); "
             f"of the other {n} the burst added 0 segments over those its ACKs freed in {share(0)}, 1 in {share(1)}, "
             f"2 or more in {share(2)}, fewer in {sum(v for k, v in added.items() if k < 0)}; "

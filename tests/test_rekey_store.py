@@ -38,6 +38,7 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-long.toml", "validation-long-testbed.duckdb"),
         ("validation-bbr.toml", "validation-bbr-testbed.duckdb"),
         ("validation-400.toml", "validation-400-testbed.duckdb"),
+        ("validation-c25.toml", "validation-c25-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:

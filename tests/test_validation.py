@@ -16,7 +16,9 @@ worst cell, 49 of 60 flows within 10% and a mean error of 5.5% (the simulator no
 51 flows, 4.7%; seed 11: 0.012, 0.072, 52 flows, 4.3%; with 45 µs: 0.011, 0.051, 47 flows, 6.0%;
 without the noise: 0.016, 0.104, 46 flows, 7.2%). Of the 9 flows outside 10%, one differs beyond
 the runs' own spread (Welch's t-test, p < 0.05): Reno next to BBR at 25 ms / 0.2 BDP, 4.8 against
-4.3 Mb/s. Against the testbed corrected on the idle path (docs/data/validation-rev3-testbed.duckdb,
+4.3 Mb/s. At 25 ms / 0.2 BDP next to CUBIC the committed runs are three of a cell whose runs
+scatter most; pooled with eight more (docs/data/validation-c25-testbed.duckdb) both flows are
+within 10%. Against the testbed corrected on the idle path (docs/data/validation-rev3-testbed.duckdb,
 whose round trip was 0.2-0.35 ms short) the simulator with 45 µs gave 0.013, 0.082, 54 flows, 4.6%.
 """
 
@@ -57,6 +59,14 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     bbr = errors[(errors["flow2"] == "bbr") & (errors["topology.rtt"] == "25ms") & (errors["flow"] == 1)].set_index("topology.buffer")
     for buffer in ("0.6bdp", "1.0bdp"):
         assert abs(bbr.loc[buffer, "error"]) <= 0.05, bbr[["S", "T", "error"]]
+
+    # 25 ms / 0.2 BDP next to CUBIC, where the kernel's runs scatter most (Reno 34-61 Mb/s): with
+    # the 8 more runs of docs/data/validation-c25-testbed.duckdb (11 in all) both flows are within
+    # 10% (Reno -4%, CUBIC +6%; with 45 µs of host noise -17% and +18%, p 0.008 and 0.007).
+    more = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-c25-testbed.duckdb"))
+    pooled = analysis.flow_errors(sim, analysis.pool(kernel, [("validation-c25", more)]))
+    cell = pooled[(pooled["flow2"] == "cubic") & (pooled["topology.rtt"] == "25ms") & (pooled["topology.buffer"] == "0.2bdp")]
+    assert len(cell) == 2 and (cell["error"].abs() <= 0.10).all(), cell[["flow", "S", "T", "error", "p"]]
 
     # At 25 ms CUBIC takes more than Reno in both backends once the buffer holds 0.6 BDP or more
     # (the kernel's CUBIC 1.14-1.25x Reno's, the simulator's 1.22-1.47x); at 0.2 BDP the kernel's
