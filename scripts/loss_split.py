@@ -65,6 +65,12 @@ def tshark_rows(path: str, fields: list[str], display_filter: str | None = None,
     return rows
 
 
+def data_port(rows: list[list[str]], port: int, length: int) -> str:
+    """The source port of the most data segments among ``rows`` (field ``port`` the source port,
+    field ``length`` the TCP payload length): the flow's sender."""
+    return Counter(r[port] for r in rows if r[length] not in ("", "0")).most_common(1)[0][0]
+
+
 def load(path: str) -> tuple[np.ndarray, np.ndarray]:
     """(send times in ns, relative sequence numbers) of the data segments of the busiest
     direction of ``path``."""
@@ -81,7 +87,7 @@ def acks_and_pushes(path: str) -> tuple[Counter, float, float]:
     the end of a PSH segment) for the busiest flow of ``path``, which must hold both directions
     (a capture on the sender's interface does)."""
     rows = tshark_rows(path, ["tcp.srcport", "tcp.len", "tcp.ack", "tcp.flags.push", "tcp.options.sack_le", "tcp.nxtseq"], "tcp")
-    port = Counter(r[0] for r in rows if r[1] not in ("", "0")).most_common(1)[0][0]
+    port = data_port(rows, 0, 1)
     data = [r for r in rows if r[0] == port and r[1] not in ("", "0")]
     pushed = sum(r[3] in ("1", "True") for r in data) / len(data)
     push_ends = {int(r[5]) for r in data if r[3] in ("1", "True") and r[5]}
@@ -164,7 +170,7 @@ def acked_until(path: str) -> tuple[np.ndarray, np.ndarray]:
     SACKed bytes above it) of the ACKs in ``path`` (a capture at the sender: both directions) for
     its busiest flow."""
     rows = tshark_rows(path, ["frame.time_epoch", "tcp.srcport", "tcp.len", "tcp.ack", "tcp.options.sack_le", "tcp.options.sack_re"], "tcp")
-    port = Counter(r[1] for r in rows if r[2] not in ("", "0")).most_common(1)[0][0]
+    port = data_port(rows, 1, 2)
     t, covered = [], []
     for r in rows:
         if r[1] == port or not r[3]:

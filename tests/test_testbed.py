@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import signal
 import shutil
-import re
 import subprocess
 import sys
 import threading

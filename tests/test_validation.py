@@ -32,6 +32,19 @@ from tcplab import analysis
 from tcplab.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "docs" / "data"
+
+
+def _runs(store: Path):
+    return analysis.per_run(analysis.load_frames(store))
+
+
+def _cells(errors, flow2: str, rtt: str, buffer: str | None = None):
+    """The rows of ``errors`` (from analysis.flow_errors) next to ``flow2`` at ``rtt`` (and ``buffer``)."""
+    keep = (errors["flow2"] == flow2) & (errors["topology.rtt"] == rtt)
+    if buffer is not None:
+        keep &= errors["topology.buffer"] == buffer
+    return errors[keep]
 
 
 def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,8 +55,8 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     experiment.write_text(text.replace("\nreplications = 3\n", "\nreplications = 10\n"))
     assert main(["run", str(experiment), "--backend", "sim", "--store", str(store), "-q"]) == 0
     capsys.readouterr()
-    sim = analysis.per_run(analysis.load_frames(store))
-    kernel = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-rev4-testbed.duckdb"))
+    sim = _runs(store)
+    kernel = _runs(DATA / "validation-rev4-testbed.duckdb")
 
     jfi = analysis.compare_summary(analysis.compare(sim, kernel))
     assert jfi["cells"] == 30
@@ -56,22 +69,21 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
 
     # Reno next to BBR at 25 ms / 0.6 and 1.0 BDP, which hang on 1% of BBR's rate: within 5% once
     # BBR paces itself as the kernel's does (TCP's own pacing timer, no fq; docs/validation.md).
-    bbr = errors[(errors["flow2"] == "bbr") & (errors["topology.rtt"] == "25ms") & (errors["flow"] == 1)].set_index("topology.buffer")
+    bbr = _cells(errors, "bbr", "25ms").query("flow == 1").set_index("topology.buffer")
     for buffer in ("0.6bdp", "1.0bdp"):
         assert abs(bbr.loc[buffer, "error"]) <= 0.05, bbr[["S", "T", "error"]]
 
     # 25 ms / 0.2 BDP next to CUBIC, where the kernel's runs scatter most (Reno 34-61 Mb/s): with
     # the 8 more runs of docs/data/validation-c25-testbed.duckdb (11 in all) both flows are within
     # 10% (Reno -4%, CUBIC +6%; with 45 µs of host noise -17% and +18%, p 0.008 and 0.007).
-    more = analysis.per_run(analysis.load_frames(ROOT / "docs" / "data" / "validation-c25-testbed.duckdb"))
-    pooled = analysis.flow_errors(sim, analysis.pool(kernel, [("validation-c25", more)]))
-    cell = pooled[(pooled["flow2"] == "cubic") & (pooled["topology.rtt"] == "25ms") & (pooled["topology.buffer"] == "0.2bdp")]
+    pooled = analysis.flow_errors(sim, analysis.pool(kernel, [("validation-c25", _runs(DATA / "validation-c25-testbed.duckdb"))]))
+    cell = _cells(pooled, "cubic", "25ms", "0.2bdp")
     assert len(cell) == 2 and (cell["error"].abs() <= 0.10).all(), cell[["flow", "S", "T", "error", "p"]]
 
     # At 25 ms CUBIC takes more than Reno in both backends once the buffer holds 0.6 BDP or more
     # (the kernel's CUBIC 1.14-1.25x Reno's, the simulator's 1.22-1.47x); at 0.2 BDP the kernel's
     # runs split either way (Reno 42-61 Mb/s in these, 34-52 in later ones).
-    short = errors[(errors["flow2"] == "cubic") & (errors["topology.rtt"] == "25ms")]
+    short = _cells(errors, "cubic", "25ms")
     for buffer, cell in short.groupby("topology.buffer"):
         if buffer == "0.2bdp":
             continue
