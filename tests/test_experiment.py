@@ -291,5 +291,9 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
         assert exp.replications == 12 and len(runs) == 12 and runs[0].scenario.duration.seconds == 120
     elif path.stem == "validation-c25":  # one cell of the grid next to CUBIC, more often
         assert exp.replications == 8 and len(runs) == 8 and runs[0].scenario.duration.seconds == 120
+    elif path.stem == "validation-mid":  # four cells of the grid next to CUBIC, more often
+        assert exp.replications == 4 and len(runs) == 16 and runs[0].scenario.duration.seconds == 120
+    elif path.stem == "validation-far":  # four cells of the grid next to CUBIC, more often
+        assert exp.replications == 3 and len(runs) == 12 and runs[0].scenario.duration.seconds == 120
     else:
         assert exp.replications == 5  # every paper ran each point five times

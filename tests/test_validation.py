@@ -18,7 +18,8 @@ without the noise: 0.016, 0.104, 46 flows, 7.2%). Of the 9 flows outside 10%, on
 the runs' own spread (Welch's t-test, p < 0.05): Reno next to BBR at 25 ms / 0.2 BDP, 4.8 against
 4.3 Mb/s. At 25 ms / 0.2 BDP next to CUBIC the committed runs are three of a cell whose runs
 scatter most; pooled with eight more (docs/data/validation-c25-testbed.duckdb) both flows are
-within 10%. Against the testbed corrected on the idle path (docs/data/validation-rev3-testbed.duckdb,
+within 10%. Pooled with the kernel's later runs of eight cells next to CUBIC, 54 flows are within
+10% (seed 11: 53); the bound is 52. Against the testbed corrected on the idle path (docs/data/validation-rev3-testbed.duckdb,
 whose round trip was 0.2-0.35 ms short) the simulator with 45 µs gave 0.013, 0.082, 54 flows, 4.6%.
 """
 
@@ -73,10 +74,15 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     for buffer in ("0.6bdp", "1.0bdp"):
         assert abs(bbr.loc[buffer, "error"]) <= 0.05, bbr[["S", "T", "error"]]
 
+    # With the kernel's later runs of eight cells next to CUBIC (docs/data/validation-{c25,mid,far}
+    # -testbed.duckdb: 6-11 runs in those cells, 3 elsewhere) 54 flows are within 10% (seed 11: 53).
+    more = [(name, _runs(DATA / f"{name}-testbed.duckdb")) for name in ("validation-c25", "validation-mid", "validation-far")]
+    pooled = analysis.flow_errors(sim, analysis.pool(kernel, more))
+    assert analysis.flow_error_summary(pooled)["flows_within"] >= 52, pooled[pooled["error"].abs() > 0.10]
+
     # 25 ms / 0.2 BDP next to CUBIC, where the kernel's runs scatter most (Reno 34-61 Mb/s): with
     # the 8 more runs of docs/data/validation-c25-testbed.duckdb (11 in all) both flows are within
     # 10% (Reno -4%, CUBIC +6%; with 45 µs of host noise -17% and +18%, p 0.008 and 0.007).
-    pooled = analysis.flow_errors(sim, analysis.pool(kernel, [("validation-c25", _runs(DATA / "validation-c25-testbed.duckdb"))]))
     cell = _cells(pooled, "cubic", "25ms", "0.2bdp")
     assert len(cell) == 2 and (cell["error"].abs() <= 0.10).all(), cell[["flow", "S", "T", "error", "p"]]
 
