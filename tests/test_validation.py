@@ -11,16 +11,20 @@ the grid's figures move with the seed more than with many a change under test; t
 simulator's mean in each cell.
 
 The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
-worst cell, 49 of 60 flows within 10% and a mean error of 5.5% (the simulator now, with the hosts'
-90 µs of timing noise, the amount at which its loss onsets look like the kernel's: 0.013, 0.039,
-51 flows, 4.7%; seed 11: 0.012, 0.072, 52 flows, 4.3%; with 45 µs: 0.011, 0.051, 47 flows, 6.0%;
-without the noise: 0.016, 0.104, 46 flows, 7.2%). Of the 9 flows outside 10%, one differs beyond
-the runs' own spread (Welch's t-test, p < 0.05): Reno next to BBR at 25 ms / 0.2 BDP, 4.8 against
-4.3 Mb/s. At 25 ms / 0.2 BDP next to CUBIC the committed runs are three of a cell whose runs
-scatter most; pooled with eight more (docs/data/validation-c25-testbed.duckdb) both flows are
-within 10%. Pooled with the kernel's later runs of eight cells next to CUBIC, 54 flows are within
-10% (seed 11: 53); the bound is 52. Against the testbed corrected on the idle path (docs/data/validation-rev3-testbed.duckdb,
-whose round trip was 0.2-0.35 ms short) the simulator with 45 µs gave 0.013, 0.082, 54 flows, 4.6%.
+worst cell, 52 of 60 flows within 10% and a mean error of 4.5% (the simulator now, with the hosts'
+90 µs of timing noise and 3% of their sends stalled up to 1 ms: 0.010, 0.040, 55 flows, 4.0%;
+seed 11: 0.010, 0.054, 55, 3.9%; seeds 21 and 31: 55 and 53 flows; without the stalls 0.013,
+0.039, 51 flows, 4.7%; with 45 µs of jitter alone 0.011, 0.051, 47 flows, 6.0%; without noise
+0.016, 0.104, 46 flows, 7.2%). Pooled with the kernel's later runs of the cells that scatter or
+were off (docs/data/validation-{c25,mid,far}-testbed.duckdb: 6-11 runs in those 9 cells, 3
+elsewhere) 58 flows are within 10% (seeds 11, 21, 31: 58, 59, 55; without the stalls 54, 53,
+55, 53), none of those outside beyond the runs' spread; the bound is 56. Three cells the stalls
+brought in are checked one by one: Reno next to BBR at 25 ms / 0.2 BDP (+13% without them, p
+0.002; now +4%), next to CUBIC at 100 ms / 1.0 BDP and at 400 ms / 0.6 BDP (+14%, +13.5%; now
+−4%, −2%), where the kernel's Reno meets every one of CUBIC's overflows and, without the stalls,
+the simulator's escapes some. Against the testbed corrected on the idle path
+(docs/data/validation-rev3-testbed.duckdb, whose round trip was 0.2-0.35 ms short) the simulator
+with 45 µs gave 0.013, 0.082, 54 flows, 4.6%.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     errors = analysis.flow_errors(sim, kernel)
     flows = analysis.flow_error_summary(errors)
     assert flows["flows"] == 60
-    assert flows["flows_within"] >= 49 and flows["mean_abs_error"] <= 0.055, flows
+    assert flows["flows_within"] >= 52 and flows["mean_abs_error"] <= 0.045, flows
 
     # Reno next to BBR at 25 ms / 0.6 and 1.0 BDP, which hang on 1% of BBR's rate: within 5% once
     # BBR paces itself as the kernel's does (TCP's own pacing timer, no fq; docs/validation.md).
@@ -74,11 +78,18 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     for buffer in ("0.6bdp", "1.0bdp"):
         assert abs(bbr.loc[buffer, "error"]) <= 0.05, bbr[["S", "T", "error"]]
 
-    # With the kernel's later runs of eight cells next to CUBIC (docs/data/validation-{c25,mid,far}
-    # -testbed.duckdb: 6-11 runs in those cells, 3 elsewhere) 54 flows are within 10% (seed 11: 53).
+    # With the kernel's later runs of nine cells next to CUBIC (docs/data/validation-{c25,mid,far}
+    # -testbed.duckdb: 6-11 runs in those cells, 3 elsewhere) 58 flows are within 10%.
     more = [(name, _runs(DATA / f"{name}-testbed.duckdb")) for name in ("validation-c25", "validation-mid", "validation-far")]
     pooled = analysis.flow_errors(sim, analysis.pool(kernel, more))
-    assert analysis.flow_error_summary(pooled)["flows_within"] >= 52, pooled[pooled["error"].abs() > 0.10]
+    assert analysis.flow_error_summary(pooled)["flows_within"] >= 56, pooled[pooled["error"].abs() > 0.10]
+
+    # Where the kernel's Reno meets every overflow and the simulator's escaped some before its
+    # hosts stalled: Reno within 10% next to BBR at 25 ms / 0.2 BDP and next to CUBIC at 100 ms /
+    # 1.0 BDP and 400 ms / 0.6 BDP (without the stalls +13%, +14%, +13.5%).
+    for flow2, rtt, buffer in (("bbr", "25ms", "0.2bdp"), ("cubic", "100ms", "1.0bdp"), ("cubic", "400ms", "0.6bdp")):
+        reno = _cells(pooled, flow2, rtt, buffer).query("flow == 1")
+        assert len(reno) == 1 and abs(reno["error"].iloc[0]) <= 0.10, reno[["S", "T", "error", "p"]]
 
     # 25 ms / 0.2 BDP next to CUBIC, where the kernel's runs scatter most (Reno 34-61 Mb/s): with
     # the 8 more runs of docs/data/validation-c25-testbed.duckdb (11 in all) both flows are within
