@@ -295,5 +295,7 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
         assert exp.replications == 4 and len(runs) == 16 and runs[0].scenario.duration.seconds == 120
     elif path.stem == "validation-far":  # four cells of the grid next to CUBIC, more often
         assert exp.replications == 3 and len(runs) == 12 and runs[0].scenario.duration.seconds == 120
+    elif path.stem == "validation-check":  # eight cells of the grid, run after the stalls were fitted
+        assert exp.replications == 2 and len(runs) == 16 and runs[0].scenario.duration.seconds == 120
     else:
         assert exp.replications == 5  # every paper ran each point five times

@@ -41,6 +41,7 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-c25.toml", "validation-c25-testbed.duckdb"),
         ("validation-mid.toml", "validation-mid-testbed.duckdb"),
         ("validation-far.toml", "validation-far-testbed.duckdb"),
+        ("validation-check.toml", "validation-check-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
