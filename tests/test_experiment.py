@@ -255,6 +255,19 @@ def _toml(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The fidelity grid's cells run again on the testbed: experiment -> (replications, runs).
+MORE_RUNS = {
+    "validation-c50": (6, 6),  # one cell next to CUBIC
+    "validation-long": (5, 30),  # six cells next to CUBIC
+    "validation-bbr": (5, 10),  # two cells next to BBR
+    "validation-400": (12, 12),  # one cell next to CUBIC
+    "validation-c25": (8, 8),  # one cell next to CUBIC
+    "validation-mid": (4, 16),  # four cells next to CUBIC
+    "validation-far": (3, 12),  # four cells next to CUBIC
+    "validation-check": (2, 16),  # eight cells, run after the simulator's stalls were fitted
+}
+
+
 @pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.toml")), ids=lambda p: p.stem)
 def test_bundled_experiments_are_valid(path: Path) -> None:
     """Every bundled file is valid once its variants exist (here: each unknown one run as 'sack')."""
@@ -281,21 +294,8 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
         assert exp.replications == 3 and runs[0].scenario.duration.seconds == 120
     elif path.stem == "validation-single":  # its flow 1 alone: one deterministic 30-s run per cell
         assert exp.replications == 1 and runs[0].scenario.duration.seconds == 30 and len(runs[0].scenario.flows) == 1
-    elif path.stem == "validation-c50":  # one cell of the grid, more often (docs/validation.md)
-        assert exp.replications == 6 and len(runs) == 6 and runs[0].scenario.duration.seconds == 120
-    elif path.stem == "validation-long":  # six cells of the grid, more often
-        assert exp.replications == 5 and len(runs) == 30 and runs[0].scenario.duration.seconds == 120
-    elif path.stem == "validation-bbr":  # two cells of the grid next to BBR, more often
-        assert exp.replications == 5 and len(runs) == 10 and runs[0].scenario.duration.seconds == 120
-    elif path.stem == "validation-400":  # one cell of the grid next to CUBIC, more often
-        assert exp.replications == 12 and len(runs) == 12 and runs[0].scenario.duration.seconds == 120
-    elif path.stem == "validation-c25":  # one cell of the grid next to CUBIC, more often
-        assert exp.replications == 8 and len(runs) == 8 and runs[0].scenario.duration.seconds == 120
-    elif path.stem == "validation-mid":  # four cells of the grid next to CUBIC, more often
-        assert exp.replications == 4 and len(runs) == 16 and runs[0].scenario.duration.seconds == 120
-    elif path.stem == "validation-far":  # four cells of the grid next to CUBIC, more often
-        assert exp.replications == 3 and len(runs) == 12 and runs[0].scenario.duration.seconds == 120
-    elif path.stem == "validation-check":  # eight cells of the grid, run after the stalls were fitted
-        assert exp.replications == 2 and len(runs) == 16 and runs[0].scenario.duration.seconds == 120
+    elif path.stem in MORE_RUNS:  # a few cells of the grid run more often (docs/validation.md)
+        replications, n_runs = MORE_RUNS[path.stem]
+        assert exp.replications == replications and len(runs) == n_runs and runs[0].scenario.duration.seconds == 120
     else:
         assert exp.replications == 5  # every paper ran each point five times
