@@ -122,6 +122,30 @@ def test_calibration_judges_both_tolerances() -> None:
     assert not unlimited.ok and "UDP rate 103.000 Mb/s" in unlimited.problems()[0]
 
 
+def test_each_flows_series_starts_with_its_data(quick: tcplab.Result, quick_pcap: Path) -> None:
+    """iperf3 counts its seconds from its data's start, five round trips (control connection,
+    cookie, parameters, data connection, its cookie) after the client's launch; the series are
+    placed at each flow's first full-size segment at the router. Its router capture has the same
+    clock: the two flows' first segments of 1000 bytes or more are as far apart there."""
+    info = quick.meta["backend_info"]
+    launches, starts = info["flow_starts_ns"], info["data_starts_ns"]
+    assert all(s is not None for s in starts), starts
+    for launch, start in zip(launches, starts):
+        assert launch + 5 * 50_000_000 < start < launch + 2_000_000_000, (launch, start)
+    tshark = shutil.which("tshark")
+    assert tshark is not None, "tshark is not installed (make deps installs it)"
+    firsts = []
+    for sender in ("10.201.1.2", "10.201.2.2"):
+        out = subprocess.run([tshark, "-r", str(quick_pcap), "-Y", f"ip.src=={sender} && ip.len>=1000", "-T", "fields", "-e", "frame.time_epoch"],
+                             capture_output=True, text=True, check=True).stdout
+        firsts.append(loss_split.epoch_ns(out.split()[0]))
+    assert abs((firsts[1] - firsts[0]) - (starts[1] - starts[0])) <= 1_000, (firsts, starts)
+    # Nothing of flow 2 arrives in the intervals that end before its data started.
+    second = quick.intervals[quick.intervals["flow"] == 1]
+    assert (second.loc[second["t_ns"] <= starts[1], "goodput_bytes"] == 0).all()
+    assert second.loc[second["t_ns"] > starts[1] + 1_000_000_000, "goodput_bytes"].gt(0).all()
+
+
 def test_both_flows_deliver_and_fill_the_bottleneck(quick: tcplab.Result) -> None:
     s = quick.summary()
     assert list(s["variant"]) == ["reno", "cubic"]

@@ -47,6 +47,11 @@ pub struct PipeConfig {
     pub stop_clock_on_stall: bool,
 }
 
+/// IP bytes from which an arrival is a data segment: a bulk flow's first one is the first packet
+/// this long (its segments carry 1448 bytes of payload on the testbed's 1500-byte MTU), while
+/// what iperf3 sends before its data (handshakes, cookie, parameters) stays under 300 bytes.
+pub const DATA_MIN_BYTES: usize = 1000;
+
 /// Per-source-address counters (IPv4 source of the packets the router received).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SourceStats {
@@ -54,6 +59,9 @@ pub struct SourceStats {
     pub pkts: u64,
     pub bytes: u64,
     pub dropped: u64,
+    /// Real time (CLOCK_MONOTONIC, as `arrive` was given it) of the source's first arrival of
+    /// [`DATA_MIN_BYTES`] or more: when its data started, after any preamble.
+    pub first_data_ns: Option<Nanos>,
 }
 
 /// What a direction measured.
@@ -250,6 +258,7 @@ impl Pipe {
     /// the queue. Returns whether it was queued.
     pub fn arrive(&mut self, slot: u32, len: usize, now: Nanos) -> bool {
         debug_assert_eq!(self.free.last(), Some(&slot), "arrive() takes the slot free_slot() gave");
+        let real_now = now;
         let now = self.clock(now);
         self.serialise(now);
         let start = slot as usize * SLOT_BYTES;
@@ -278,6 +287,9 @@ impl Pipe {
             s.pkts += 1;
             s.bytes += len as u64;
             s.dropped += u64::from(!queued);
+            if len >= DATA_MIN_BYTES {
+                s.first_data_ns.get_or_insert(real_now);
+            }
         }
         self.serialise(now);
         queued
@@ -570,5 +582,23 @@ mod tests {
         assert_eq!((s[0].addr, s[0].pkts, s[0].dropped), (u32::from_be_bytes([10, 10, 1, 2]), 2, 1));
         assert_eq!((s[1].addr, s[1].pkts, s[1].dropped), (u32::from_be_bytes([10, 10, 2, 2]), 1, 0));
         assert_eq!(p.stats.dropped_pkts, 1);
+    }
+
+    #[test]
+    fn each_source_notes_when_its_data_began() {
+        // A preamble's small packets, then data: the first arrival of DATA_MIN_BYTES or more, at
+        // the real time it came (a stopped clock does not move it); a source that sent only small
+        // packets has none.
+        let mut p = pipe(1_000_000_000, 0, 100);
+        let arrivals = [([10, 10, 1, 2], 60, MS), ([10, 10, 1, 2], DATA_MIN_BYTES - 1, 2 * MS), ([10, 10, 1, 2], 1500, 5 * MS), ([10, 10, 1, 2], 1500, 6 * MS), ([10, 10, 2, 2], 200, 7 * MS)];
+        for (src, len, now) in arrivals {
+            let (slot, buf) = p.free_slot().unwrap();
+            buf[0] = 0x45;
+            buf[12..16].copy_from_slice(&src);
+            p.arrive(slot, len, now);
+        }
+        let s = &p.stats.sources;
+        assert_eq!((s[0].pkts, s[0].first_data_ns), (4, Some(5 * MS)));
+        assert_eq!((s[1].pkts, s[1].first_data_ns), (1, None));
     }
 }

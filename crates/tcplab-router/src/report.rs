@@ -48,6 +48,7 @@ pub fn direction(name: &str, pipe: &Pipe, stats: &Stats, realtime: bool) -> Valu
         "stalls": json!({"count": stats.stalls, "total_ns": stats.stalled_ns, "max_ns": stats.longest_stall_ns}),
         "sources": stats.sources.iter().map(|s| json!({
             "addr": addr(s.addr), "pkts": s.pkts, "bytes": s.bytes, "dropped": s.dropped,
+            "first_data_ns": s.first_data_ns,
         })).collect::<Vec<_>>(),
     })
 }

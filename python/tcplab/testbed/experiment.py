@@ -619,7 +619,7 @@ def run(
             bed.renew_router()  # the pings' load is not the flows' traffic: the router counts from zero
         hosts = _read_back(n)
         assert bed.router is not None
-        flows, snapshots = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)
+        flows, snapshots, t0_ns = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)
         report = bed.router.stop()
         if router_pcap is not None:
             assert bed.router.pcap_path is not None
@@ -630,7 +630,7 @@ def run(
         source = "this run (ping)"
     else:
         source = "the sweep's calibration of this RTT and bottleneck"
-    return _result(scenario, flows, snapshots, report, calibration, source, hosts, stacks, profile, queue, starts_ns, duration_ns)
+    return _result(scenario, flows, snapshots, report, calibration, source, hosts, stacks, profile, queue, starts_ns, duration_ns, t0_ns)
 
 
 def _read_back(pairs: int) -> dict[str, Any]:
@@ -692,7 +692,9 @@ class _FlowRun:
     counters: dict[str, int]
 
 
-def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]]]:
+def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]], int]:
+    """Each flow's iperf3 run, the router's per-interval counts, and the run's time origin
+    (CLOCK_MONOTONIC ns, the router's clock too)."""
     duration_ns = scenario.duration.ns
     sampler: _Sampler | None = None
     servers: list[subprocess.Popen[bytes]] = []
@@ -738,7 +740,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
             counters = {k: v - before[i].get(k, 0) for k, v in after.items() if v != before[i].get(k, 0)}
             runs.append(_FlowRun(actual[i], client, server, counters))
         sampler.stop()
-        return runs, sampler.snapshots
+        return runs, sampler.snapshots, t0
     finally:
         if sampler is not None:
             sampler.stop()
@@ -790,6 +792,7 @@ def _result(
     queue: dict[str, Any],
     starts_ns: list[int],
     duration_ns: int,
+    t0_ns: int,
 ) -> Result:
     n = len(runs)
     ends = _bins(duration_ns, scenario.interval.ns)
@@ -799,13 +802,18 @@ def _result(
 
     rows: dict[str, list[Any]] = {k: [] for k in ("flow", "t_ns", "goodput_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "retrans_pkts", "sent_pkts", "dropped_pkts", "in_flight_bytes")}
     sent_pkts, sent_bytes, dropped, goodput, retrans = [], [], [], [], []
+    data_starts = _data_starts(runs, by_source, t0_ns)
     for i, r in enumerate(runs):
-        # The receiver's per-second reports, placed at the client's launch time.
-        recv = [(r.start_ns + iv["sum"]["start"] * 1e9, r.start_ns + iv["sum"]["end"] * 1e9, float(iv["sum"]["bytes"])) for iv in r.server["intervals"]]
+        # iperf3's per-second reports count from its test's start, when its data starts: after
+        # the preamble (control connection, data connection, cookie: five round trips, 0.5 s at
+        # 100 ms). They are placed at the flow's first data segment at the router, else at the
+        # client's launch.
+        at = data_starts[i] if data_starts[i] is not None else r.start_ns
+        recv = [(at + iv["sum"]["start"] * 1e9, at + iv["sum"]["end"] * 1e9, float(iv["sum"]["bytes"])) for iv in r.server["intervals"]]
         streams = [iv["streams"][0] for iv in r.client["intervals"] if iv.get("streams")]
-        cwnd = [(r.start_ns + s["start"] * 1e9, r.start_ns + s["end"] * 1e9, float(s.get("snd_cwnd", np.nan))) for s in streams]
-        rtt = [(r.start_ns + s["start"] * 1e9, r.start_ns + s["end"] * 1e9, float(s["rtt"]) * 1e3 if "rtt" in s else np.nan) for s in streams]
-        rtx = [(r.start_ns + s["start"] * 1e9, r.start_ns + s["end"] * 1e9, float(s.get("retransmits", 0))) for s in streams]
+        cwnd = [(at + s["start"] * 1e9, at + s["end"] * 1e9, float(s.get("snd_cwnd", np.nan))) for s in streams]
+        rtt = [(at + s["start"] * 1e9, at + s["end"] * 1e9, float(s["rtt"]) * 1e3 if "rtt" in s else np.nan) for s in streams]
+        rtx = [(at + s["start"] * 1e9, at + s["end"] * 1e9, float(s.get("retransmits", 0))) for s in streams]
         rows["flow"].extend([i] * len(ends))
         rows["t_ns"].extend(ends.tolist())
         rows["goodput_bytes"].extend(np.round(_spread(ends, recv)).tolist())
@@ -895,6 +903,9 @@ def _result(
                 "realtime": bool(fwd["realtime"] and rev["realtime"]),
             },
             "flow_starts_ns": [r.start_ns for r in runs],
+            # When each flow's data reached the router (its first full-size segment), from the
+            # run's start: where its per-second series begins (None: at its launch).
+            "data_starts_ns": data_starts,
             "kernel_counters": [r.counters for r in runs],
             "planned_starts_ns": starts_ns,
             "offloads": "tso gso gro off on every veth",
@@ -902,6 +913,17 @@ def _result(
         },
     )
     return result
+
+
+def _data_starts(runs: list[_FlowRun], by_source: dict[str, dict[str, Any]], t0_ns: int) -> list[int | None]:
+    """Each flow's first data segment at the router (its report's ``first_data_ns``, on the run's
+    clock), from the run's start; None for a flow the router saw no data of, or one that began
+    before its launch (not its own)."""
+    out: list[int | None] = []
+    for i, r in enumerate(runs):
+        first = by_source.get(topology.sender_addr(i + 1), {}).get("first_data_ns")
+        out.append(first - t0_ns if first is not None and first - t0_ns >= r.start_ns else None)
+    return out
 
 
 def _queues(n: int, fwd: dict[str, Any], rev: dict[str, Any]) -> dict[str, np.ndarray]:
