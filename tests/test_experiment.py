@@ -265,6 +265,8 @@ MORE_RUNS = {
     "validation-mid": (4, 16),  # four cells next to CUBIC
     "validation-far": (3, 12),  # four cells next to CUBIC
     "validation-check": (2, 16),  # eight cells, run after the simulator's stalls were fitted
+    "validation-b02": (4, 8),  # two cells next to BBR
+    "validation-timed": (2, 24),  # the 200 and 400 ms cells, series placed at the data
 }
 
 
