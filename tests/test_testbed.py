@@ -337,9 +337,10 @@ def test_loss_based_flows_leave_in_ack_clocked_bursts_unless_paced(tmp_path: Pat
 
 
 def test_the_paths_overhead_is_smaller_under_a_runs_packet_rate(capsys: pytest.CaptureFixture[str]) -> None:
-    # scripts/ping_overhead.py: on the idle path pinged 10 times a second the overhead is several
-    # times what it is under the load the testbed pings under (measured 0.58-0.75 ms against
-    # 0.13-0.16 ms), which is why the correction is measured under load.
+    # scripts/ping_overhead.py: on the idle path pinged 10 times a second the overhead is larger
+    # than under the load the testbed pings under (measured 0.58-0.75 ms against 0.13-0.16 ms on
+    # 2026-11-26; 0.21-0.35 against 0.10-0.13 ms in six passes on 2026-11-27, the ratio 1.95-3.0
+    # over its 11 pings), which is why the correction is measured under load.
     spec = importlib.util.spec_from_file_location("ping_overhead", ROOT / "scripts" / "ping_overhead.py")
     assert spec is not None and spec.loader is not None
     ping_overhead = importlib.util.module_from_spec(spec)
@@ -351,6 +352,6 @@ def test_the_paths_overhead_is_smaller_under_a_runs_packet_rate(capsys: pytest.C
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 6, lines
     mean = {(line.split()[0], line.split("pings/s")[0].split()[-1]): float(line.split("mean")[1].split()[0]) for line in lines}
-    assert mean[("idle", "10")] > 2 * mean[("run", "10")] > 0, mean
+    assert mean[("idle", "10")] > 1.5 * mean[("run", "10")] > 0, mean
     assert 0 < mean[("run", "100")] < 0.3, mean
     _assert_nothing_left()
