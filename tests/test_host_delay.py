@@ -18,31 +18,14 @@ import pytest
 from tcplab.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIO = """
-name = "delay"
-duration = "3s"
-
-[topology]
-kind = "dumbbell"
-bottleneck = "20Mbps"
-rtt = "30ms"
-buffer = "1bdp"
-
-[tcp]
-rwnd = "20KB"
-
-[[flows]]
-variant = "sack"
-"""
+SCENARIO = ROOT / "tests" / "data" / "window_limited.toml"
 
 
 def test_delays_on_a_path_without_queueing_are_the_paths_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert shutil.which("tshark") is not None, "tshark is not installed (make deps installs it)"
-    scenario = tmp_path / "delay.toml"
-    scenario.write_text(SCENARIO)
     sender, receiver = tmp_path / "sender.pcap", tmp_path / "receiver.pcap"
-    assert main(["sim", str(scenario), "--pcap", "1", "--pcap-file", str(sender), "-q"]) == 0
-    assert main(["sim", str(scenario), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(receiver), "-q"]) == 0
+    assert main(["sim", str(SCENARIO), "--pcap", "1", "--pcap-file", str(sender), "-q"]) == 0
+    assert main(["sim", str(SCENARIO), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(receiver), "-q"]) == 0
     capsys.readouterr()
     out = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "host_delay.py"), str(receiver), str(sender)], capture_output=True, text=True, check=True,

@@ -19,22 +19,7 @@ import pytest
 from tcplab.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIO = """
-name = "holds"
-duration = "3s"
-
-[topology]
-kind = "dumbbell"
-bottleneck = "20Mbps"
-rtt = "30ms"
-buffer = "1bdp"
-
-[tcp]
-rwnd = "20KB"
-
-[[flows]]
-variant = "sack"
-"""
+SCENARIO = ROOT / "tests" / "data" / "window_limited.toml"
 LINE = re.compile(
     r"(\d+) holds, µs: p10 ([\d.]+) p50 ([\d.]+) p90 ([\d.]+) p99 ([\d.]+) p99\.9 ([\d.]+) max ([\d.]+); "
     r">100 ([\d.]+)% >200 ([\d.]+)% >500 ([\d.]+)% >1000 ([\d.]+)%"
@@ -42,11 +27,9 @@ LINE = re.compile(
 
 
 def _captures(tmp_path: Path, flags: list[str]) -> tuple[Path, Path]:
-    scenario = tmp_path / "holds.toml"
-    scenario.write_text(SCENARIO)
     sender, receiver = tmp_path / "sender.pcap", tmp_path / "receiver.pcap"
-    assert main(["sim", str(scenario), *flags, "--pcap", "1", "--pcap-file", str(sender), "-q"]) == 0
-    assert main(["sim", str(scenario), *flags, "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(receiver), "-q"]) == 0
+    assert main(["sim", str(SCENARIO), *flags, "--pcap", "1", "--pcap-file", str(sender), "-q"]) == 0
+    assert main(["sim", str(SCENARIO), *flags, "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(receiver), "-q"]) == 0
     return sender, receiver
 
 
