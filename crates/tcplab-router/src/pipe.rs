@@ -587,8 +587,7 @@ mod tests {
     #[test]
     fn each_source_notes_when_its_data_began() {
         // A preamble's small packets, then data: the first arrival of DATA_MIN_BYTES or more, at
-        // the real time it came (a stopped clock does not move it); a source that sent only small
-        // packets has none.
+        // the time it came; a source that sent only small packets has none.
         let mut p = pipe(1_000_000_000, 0, 100);
         let arrivals = [([10, 10, 1, 2], 60, MS), ([10, 10, 1, 2], DATA_MIN_BYTES - 1, 2 * MS), ([10, 10, 1, 2], 1500, 5 * MS), ([10, 10, 1, 2], 1500, 6 * MS), ([10, 10, 2, 2], 200, 7 * MS)];
         for (src, len, now) in arrivals {
