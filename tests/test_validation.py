@@ -45,7 +45,7 @@ def _runs(store: Path):
 
 
 def _cells(errors, flow2: str, rtt: str, buffer: str | None = None):
-    """The rows of ``errors`` (from analysis.flow_errors) next to ``flow2`` at ``rtt`` (and ``buffer``)."""
+    """The rows of ``errors`` (from analysis.flow_errors, or per-run rows) next to ``flow2`` at ``rtt`` (and ``buffer``)."""
     keep = (errors["flow2"] == flow2) & (errors["topology.rtt"] == rtt)
     if buffer is not None:
         keep &= errors["topology.buffer"] == buffer
@@ -60,7 +60,8 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     experiment.write_text(text.replace("\nreplications = 3\n", "\nreplications = 10\n"))
     assert main(["run", str(experiment), "--backend", "sim", "--store", str(store), "-q"]) == 0
     capsys.readouterr()
-    sim = _runs(store)
+    frames = analysis.load_frames(store)
+    sim = analysis.per_run(frames)
     kernel = _runs(DATA / "validation-rev4-testbed.duckdb")
 
     jfi = analysis.compare_summary(analysis.compare(sim, kernel))
@@ -118,8 +119,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     # segments retransmitted over 30-36 s, 34 in most runs), and the kernel's Reno then goes
     # through 7 or 9 recoveries (20-21.5 or 15.3 Mb/s). Without the preamble CUBIC's first window
     # met that overflow in every simulated run: 4-9 segments, and Reno never had 9.
-    frames = analysis.load_frames(store)
-    cell = sim[(sim["flow2"] == "cubic") & (sim["topology.rtt"] == "100ms") & (sim["topology.buffer"] == "0.6bdp")]["run_id"]
+    cell = _cells(sim, "cubic", "100ms", "0.6bdp")["run_id"]
     recoveries = frames.flows[frames.flows["run_id"].isin(cell) & (frames.flows["flow"] == 0)]["recoveries"]
     assert recoveries.min() <= 7 and recoveries.max() >= 9, sorted(recoveries)
     iv = frames.intervals
