@@ -360,6 +360,26 @@ def test_compare_command(tiny_store: Path, tiny_other_store: Path, tmp_path: Pat
     again = capsys.readouterr().out
     assert "T: 8 runs found in more than one of its stores counted once" in again
     assert f"mean |D| {d.abs().mean():.3f}  (range {d.abs().min():.3f}–{d.abs().max():.3f})" in again
+    # --partial: T covers the 20 ms cells only; then another store adds the 80 ms cells to it
+    assert main(["compare", str(tiny_store), str(half_store), "--partial"]) == 0
+    out = capsys.readouterr().out
+    assert "D = S − T over 2 cells" in out and "left out 2 of S's cells and 0 of T's" in out
+    far = variant_of(DATA / "tiny.toml", tmp_path, "tiny-far", **{'"topology.rtt" = ["20ms", "80ms"]': '"topology.rtt" = ["80ms"]'})
+    far_store = run_store(far, tmp_path / "far.duckdb")
+    assert main(["compare", str(tiny_store), str(half_store), "--more-t", str(far_store), "--partial", "--out", str(out_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "D = S − T over 4 cells" in out and "left out 0 of S's cells and 0 of T's" in out
+    parts = pd.concat([_sql(store, query) for store in (half_store, far_store)])
+    d = _sql(tiny_store, query).merge(parts, on=["rtt", "buffer"], suffixes=("_s", "_t"))
+    d = d["m_s"] - d["m_t"]
+    assert f"mean |D| {d.abs().mean():.3f}  (range {d.abs().min():.3f}–{d.abs().max():.3f})" in out
+    assert np.allclose(sorted(pd.read_csv(out_dir / "difference.csv")["D"]), sorted(d))
+    # without --partial the cells --more-t adds are refused; with it, two sets with no cell in common
+    assert main(["compare", str(tiny_store), str(half_store), "--more-t", str(far_store)]) == 2
+    assert "only cells of the store it adds to" in capsys.readouterr().err
+    assert main(["compare", str(half_store), str(far_store), "--partial"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "at least one cell in common" in err
     # runs of cells T does not have, or a missing store: one line, exit 2
     assert main(["compare", str(half_store), str(half_store), "--more-t", str(tiny_other_store)]) == 2
     err = capsys.readouterr().err

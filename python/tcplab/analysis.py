@@ -778,14 +778,15 @@ def flow_error_summary(errors: pd.DataFrame, tolerance: float = 0.10, alpha: flo
 _COMPARE_COLUMNS = ("S", "S_std", "T", "T_std", "n_S", "n_T", "D", "C95", "W", "significant", "t", "p")
 
 
-def pool(base: pd.DataFrame, more: Sequence[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
+def pool(base: pd.DataFrame, more: Sequence[tuple[str, pd.DataFrame]], new_cells: bool = False) -> pd.DataFrame:
     """``base`` (a :func:`per_run` table) with the runs of other tables of the same grid added as
     more replications: e.g. extra testbed runs of a few cells, made from another experiment file
     with the same settings. Each ``(name, table)`` in ``more`` must have ``base``'s sweep axes and
-    only cells that ``base`` has; a run already in the pool (the same ``run_id``, as in a copy of a
-    store that was then extended) counts once. The pooled runs take ``base``'s experiment name, so
-    that :func:`compare` sees one experiment. ``attrs["repeated"]`` is how many runs were left out
-    as repeats.
+    only cells that ``base`` has, unless ``new_cells`` (a grid run in parts, from several experiment
+    files: each table may add cells); a run already in the pool (the same ``run_id``, as in a copy
+    of a store that was then extended) counts once. The pooled runs take ``base``'s experiment
+    name, so that :func:`compare` sees one experiment. ``attrs["repeated"]`` is how many runs were
+    left out as repeats.
 
     Raises :class:`ResultsError` naming the table whose axes or cells do not fit.
     """
@@ -797,7 +798,9 @@ def pool(base: pd.DataFrame, more: Sequence[tuple[str, pd.DataFrame]]) -> pd.Dat
         if their_axes != keys:
             raise ResultsError(name, f"axes {their_axes}", f"expected the sweep axes of the store it adds to: {keys}")
         cells = set(map(tuple, table[keys].astype(str).to_numpy()))
-        if not cells <= grid:
+        if new_cells:
+            grid |= cells
+        elif not cells <= grid:
             extra = sorted(cells - grid)[0]
             raise ResultsError(name, dict(zip(keys, extra)), "expected only cells of the store it adds to (more replications of them)")
         fresh = ~table["run_id"].isin(seen)
@@ -809,6 +812,25 @@ def pool(base: pd.DataFrame, more: Sequence[tuple[str, pd.DataFrame]]) -> pd.Dat
         out["experiment"] = base["experiment"].iloc[0]
     out.attrs["repeated"] = repeated
     return out
+
+
+def common_cells(s_table: pd.DataFrame, t_table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int, int]:
+    """The runs of ``s_table`` and ``t_table`` (:func:`per_run` tables with the same sweep axes)
+    in the cells both have, for comparing a set that covers part of the other's grid (a testbed
+    grid still running, or a few cells re-run); and how many cells of S and of T were left out.
+
+    Raises :class:`ResultsError` when the two have different axes or no cell in common.
+    """
+    keys = axes(s_table.drop(columns=["pair"], errors="ignore"))
+    t_keys = axes(t_table.drop(columns=["pair"], errors="ignore"))
+    if keys != t_keys:
+        raise ResultsError("compare", f"axes {keys} and {t_keys}", "expected two result sets with the same sweep axes")
+    s_cells = s_table[keys].astype(str).apply(tuple, axis=1)
+    t_cells = t_table[keys].astype(str).apply(tuple, axis=1)
+    both = set(s_cells) & set(t_cells)
+    if not both:
+        raise ResultsError("compare", f"{s_cells.nunique()} and {t_cells.nunique()} cells", "expected two result sets with at least one cell in common")
+    return s_table[s_cells.isin(both)], t_table[t_cells.isin(both)], s_cells.nunique() - len(both), t_cells.nunique() - len(both)
 
 
 def compare_summary(comparison: pd.DataFrame, alpha: float = 0.05) -> dict[str, float | int]:

@@ -188,6 +188,11 @@ def _add_analysis_commands(commands: Any) -> None:
         "--more-t", metavar="STORE", action="append", default=[],
         help="add STORE's runs to T as more replications of T's cells, e.g. extra testbed runs of a few cells (repeatable)",
     )
+    compare.add_argument(
+        "--partial", action="store_true",
+        help="T covers part of S's grid, and its --more-t stores may add cells to it (a grid run in parts): "
+        "compare the cells S and T both have",
+    )
     compare.add_argument("--out", metavar="DIR", help="write the difference surface (difference.png, .svg) and difference.csv to DIR")
 
     report = commands.add_parser(

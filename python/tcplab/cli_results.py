@@ -45,7 +45,10 @@ def _compare(args: argparse.Namespace) -> int:
     if out is not None and out.exists() and not out.is_dir():
         raise ResultsError("--out", args.out, "expected a directory for the figures")
     s_table = _pooled(analysis.per_run(s_frames), args.more_s, "--more-s")
-    t_table = _pooled(analysis.per_run(t_frames), args.more_t, "--more-t")
+    t_table = _pooled(analysis.per_run(t_frames), args.more_t, "--more-t", new_cells=args.partial)
+    left_out = None
+    if args.partial:
+        s_table, t_table, *left_out = analysis.common_cells(s_table, t_table)
     allowed = [m for m in analysis.metric_columns(s_table) if m in t_table.columns]
     if args.metric not in allowed:
         raise ResultsError("--metric", args.metric, f"expected one of {', '.join(allowed)}")
@@ -55,6 +58,8 @@ def _compare(args: argparse.Namespace) -> int:
     s_name = " + ".join([args.s_store, *args.more_s])
     t_name = " + ".join([args.t_store, *args.more_t])
     print(f"S = {s_name}, T = {t_name}: {args.metric}, D = S − T over {summary['cells']} cells")
+    if left_out is not None:
+        print(f"--partial: the cells both have; left out {left_out[0]} of S's cells and {left_out[1]} of T's")
     for side, table in (("S", s_table), ("T", t_table)):
         if table.attrs.get("repeated"):
             print(f"{side}: {table.attrs['repeated']} runs found in more than one of its stores counted once")
@@ -90,8 +95,9 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pooled(table: pd.DataFrame, stores: list[str], option: str) -> pd.DataFrame:
-    """``table`` with the runs of ``stores`` (``--more-s`` / ``--more-t``) added to its cells."""
+def _pooled(table: pd.DataFrame, stores: list[str], option: str, new_cells: bool = False) -> pd.DataFrame:
+    """``table`` with the runs of ``stores`` (``--more-s`` / ``--more-t``) added to its cells (and
+    with ``new_cells``, their cells to its own)."""
     if not stores:
         return table
     more = []
@@ -100,7 +106,7 @@ def _pooled(table: pd.DataFrame, stores: list[str], option: str) -> pd.DataFrame
             more.append((f"{option} {store}", analysis.per_run(analysis.load_frames(store))))
         except ResultsError as e:
             raise ResultsError(option, store, e.allowed) from None
-    return analysis.pool(table, more)
+    return analysis.pool(table, more, new_cells=new_cells)
 
 
 def _report(args: argparse.Namespace) -> int:
