@@ -267,6 +267,7 @@ MORE_RUNS = {
     "validation-check": (2, 16),  # eight cells, run after the simulator's stalls were fitted
     "validation-b02": (4, 8),  # two cells next to BBR
     "validation-timed": (2, 24),  # the 200 and 400 ms cells, series placed at the data
+    "validation-timed-near": (3, 54),  # the 25, 50 and 100 ms cells, series placed at the data
 }
 
 

@@ -44,6 +44,7 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-check.toml", "validation-check-testbed.duckdb"),
         ("validation-b02.toml", "validation-b02-testbed.duckdb"),
         ("validation-timed.toml", "validation-timed-testbed.duckdb"),
+        ("validation-timed-near.toml", "validation-timed-near-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:

@@ -24,7 +24,9 @@ each flow's per-second series at its client's launch, early by the preamble (doc
 at 400 ms / 0.6 BDP that alone puts the simulator's Reno 6% over them (30.9 against 29.0 Mb/s;
 runs placed at the data gave 31.7). Against the testbed corrected on the idle path
 (docs/data/validation-rev3-testbed.duckdb, whose round trip was 0.2-0.35 ms short) the simulator
-with 45 µs of host noise gave 0.013, 0.082, 54 flows, 4.6%.
+with 45 µs of host noise gave 0.013, 0.082, 54 flows, 4.6%. The whole grid run again on the
+testbed that places each series at its data, on a quieter machine
+(docs/data/validation-timed{-near,}-testbed.duckdb, 78 runs), is checked last.
 """
 
 from __future__ import annotations
@@ -136,3 +138,16 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     late = analysis.flow_errors(long_rtt, timed)
     assert len(late) == 24 and (late["error"].abs() <= 0.10).all() and late["error"].abs().mean() <= 0.025, late[["flow2", "topology.rtt", "topology.buffer", "flow", "S", "T", "error"]]
     assert analysis.compare_summary(analysis.compare(long_rtt, timed))["mean_abs_d"] <= 0.01
+
+    # The whole grid on that testbed: its 25, 50 and 100 ms cells
+    # (docs/data/validation-timed-near-testbed.duckdb, 3 runs a cell) with the 200 and 400 ms ones.
+    # 52 of 60 flows within 10%, mean error 3.9%, mean |ΔJFI| 0.012, worst cell 0.056 (seeds 11,
+    # 21, 31: 49, 50, 54 flows; 4.7, 4.4, 3.6%). The flows outside are Reno next to CUBIC at 25
+    # and 50 ms, which the simulator gives 15-19% more than these runs at 0.2 and 0.6 BDP: the
+    # machine these ran on holds its packets less than the one rev4 ran on (docs/validation.md,
+    # "The whole grid on the testbed that places each series at its data").
+    fixed = analysis.pool(_runs(DATA / "validation-timed-near-testbed.duckdb"), [("validation-timed", timed)], new_cells=True)
+    jfi = analysis.compare_summary(analysis.compare(sim, fixed))
+    assert jfi["cells"] == 30 and jfi["mean_abs_d"] <= 0.03 and jfi["max_abs_d"] <= 0.087, jfi
+    flows = analysis.flow_error_summary(analysis.flow_errors(sim, fixed))
+    assert flows["flows"] == 60 and flows["flows_within"] >= 50 and flows["mean_abs_error"] <= 0.045, flows
