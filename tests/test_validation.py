@@ -133,8 +133,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     # in): every flow within 10%, mean error 1.5%, mean |ΔJFI| 0.004 (seed 11: 22 of 24, 2.9%,
     # 0.007; without the preamble 21 of 24, 3.7%, 0.010).
     timed = _runs(DATA / "validation-timed-testbed.duckdb")
-    cells = timed[["flow2", "topology.rtt", "topology.buffer"]].drop_duplicates()
-    long_rtt = sim.merge(cells, on=["flow2", "topology.rtt", "topology.buffer"])
+    long_rtt, timed, _, _ = analysis.common_cells(sim, timed)
     late = analysis.flow_errors(long_rtt, timed)
     assert len(late) == 24 and (late["error"].abs() <= 0.10).all() and late["error"].abs().mean() <= 0.025, late[["flow2", "topology.rtt", "topology.buffer", "flow", "S", "T", "error"]]
     assert analysis.compare_summary(analysis.compare(long_rtt, timed))["mean_abs_d"] <= 0.01

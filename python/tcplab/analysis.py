@@ -245,6 +245,16 @@ def axes(runs: pd.DataFrame) -> list[str]:
     return out
 
 
+def _grid_axes(runs: pd.DataFrame) -> list[str]:
+    """The axes that name a cell of ``runs``' grid: its sweep axes less the derived ``pair``."""
+    return axes(runs.drop(columns=["pair"], errors="ignore"))
+
+
+def _cell_of(runs: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """Each run's cell: the tuple of its ``keys`` as text."""
+    return pd.Series(list(map(tuple, runs[list(keys)].astype(str).to_numpy())), index=runs.index, dtype=object)
+
+
 def axis_value(text: object) -> tuple[float, str] | None:
     """A sweep value as a number with its unit, for sorting and plotting: ``"100ms"`` → (100, "ms"),
     ``"10Mbps"`` → (10, "Mb/s"), ``"0.2bdp"`` → (0.2, "BDP"), ``"64pkt"`` → (64, "pkt"),
@@ -524,7 +534,7 @@ def aggregate(runs_table: pd.DataFrame, metrics_: Sequence[str] | None = None, b
     table = runs_table
     if valid_only and "valid" in table.columns:
         table = table[table["valid"].astype(bool)]
-    keys = list(by) if by is not None else _cell_keys(table, axes(table.drop(columns=["pair"], errors="ignore")))
+    keys = list(by) if by is not None else _cell_keys(table, _grid_axes(table))
     chosen = [m for m in (metrics_ or METRICS) if m in table.columns]
     chosen += [c for c in table.columns if metrics_ is None and c.startswith("flow") and c.endswith("_mbps")]
     if not keys:
@@ -790,14 +800,14 @@ def pool(base: pd.DataFrame, more: Sequence[tuple[str, pd.DataFrame]], new_cells
 
     Raises :class:`ResultsError` naming the table whose axes or cells do not fit.
     """
-    keys = axes(base.drop(columns=["pair"], errors="ignore"))
-    grid = set(map(tuple, base[keys].astype(str).to_numpy()))
+    keys = _grid_axes(base)
+    grid = set(_cell_of(base, keys))
     parts, seen, repeated = [base], set(base["run_id"]), 0
     for name, table in more:
-        their_axes = axes(table.drop(columns=["pair"], errors="ignore"))
+        their_axes = _grid_axes(table)
         if their_axes != keys:
             raise ResultsError(name, f"axes {their_axes}", f"expected the sweep axes of the store it adds to: {keys}")
-        cells = set(map(tuple, table[keys].astype(str).to_numpy()))
+        cells = set(_cell_of(table, keys))
         if new_cells:
             grid |= cells
         elif not cells <= grid:
@@ -821,12 +831,10 @@ def common_cells(s_table: pd.DataFrame, t_table: pd.DataFrame) -> tuple[pd.DataF
 
     Raises :class:`ResultsError` when the two have different axes or no cell in common.
     """
-    keys = axes(s_table.drop(columns=["pair"], errors="ignore"))
-    t_keys = axes(t_table.drop(columns=["pair"], errors="ignore"))
+    keys, t_keys = _grid_axes(s_table), _grid_axes(t_table)
     if keys != t_keys:
         raise ResultsError("compare", f"axes {keys} and {t_keys}", "expected two result sets with the same sweep axes")
-    s_cells = s_table[keys].astype(str).apply(tuple, axis=1)
-    t_cells = t_table[keys].astype(str).apply(tuple, axis=1)
+    s_cells, t_cells = _cell_of(s_table, keys), _cell_of(t_table, keys)
     both = set(s_cells) & set(t_cells)
     if not both:
         raise ResultsError("compare", f"{s_cells.nunique()} and {t_cells.nunique()} cells", "expected two result sets with at least one cell in common")
