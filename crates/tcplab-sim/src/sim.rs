@@ -1,7 +1,7 @@
 //! The simulation: owns the whole world (no globals), runs the event loop, measures.
 
 use crate::capture::Capture;
-use crate::engine::{Event, EventQueue};
+use crate::engine::{self, Event, EventQueue};
 use crate::error::SpecError;
 use crate::ids::{FlowId, LinkId, NodeId};
 use crate::net::packet::{Kind, Packet};
@@ -205,14 +205,10 @@ impl Simulation {
     /// Run to the end, asking `cancelled` every 65,536 events whether to stop (e.g. on Ctrl-C);
     /// `None` if it said so.
     pub fn run_until_cancelled(mut self, mut cancelled: impl FnMut() -> bool) -> Option<SimResult> {
-        while let Some(at) = self.events.peek_time() {
-            if at > self.duration_ns {
-                break;
-            }
+        while let Some((at, ev)) = self.events.pop_until(self.duration_ns) {
             if self.events_run % 65_536 == 0 && cancelled() {
                 return None;
             }
-            let (at, ev) = self.events.pop().expect("peeked");
             debug_assert!(at >= self.now, "time went back");
             self.now = at;
             self.events_run += 1;
@@ -449,11 +445,17 @@ impl Simulation {
         let events = &mut self.events;
         match &mut self.flows[f.idx()].ends {
             Endpoints::Tcp { sender, receiver } => {
-                sync_slot(events, &mut sender.rto_timer, |gen| Event::Rto(f, gen));
-                sync_slot(events, &mut receiver.delack_timer, |gen| Event::DelAck(f, gen));
-                sync_slot(events, &mut sender.pace_timer, |gen| Event::Pace(f, gen));
+                sync_slot(&mut sender.rto_timer, |at, gen| events.push(at, Event::Rto(f, gen)));
+                sync_slot(&mut receiver.delack_timer, |at, gen| events.push(at, Event::DelAck(f, gen)));
+                // A paced sender arms its pacing timer for nearly every segment: the first flows
+                // keep it in a slot beside the queue's heap (engine/mod.rs).
+                if f.idx() < engine::SLOTS {
+                    sync_slot(&mut sender.pace_timer, |at, gen| events.set_slot(f.idx(), at, Event::Pace(f, gen)));
+                } else {
+                    sync_slot(&mut sender.pace_timer, |at, gen| events.push(at, Event::Pace(f, gen)));
+                }
             }
-            Endpoints::Dccp { sender, .. } => sync_slot(events, &mut sender.rto_timer, |gen| Event::Rto(f, gen)),
+            Endpoints::Dccp { sender, .. } => sync_slot(&mut sender.rto_timer, |at, gen| events.push(at, Event::Rto(f, gen))),
             Endpoints::Cbr { .. } => {}
         }
     }
@@ -652,17 +654,18 @@ impl Simulation {
     }
 }
 
-/// Push an event for `slot`'s deadline unless one is pending no later than it; `ev` makes the
-/// event from the slot's new generation (an event of an older generation is then ignored).
+/// Schedule an event for `slot`'s deadline unless one is pending no later than it: `schedule`
+/// gets the deadline and the slot's new generation (an event of an older generation is then
+/// ignored when it fires).
 #[inline(always)]
-fn sync_slot(events: &mut EventQueue, slot: &mut TimerSlot, ev: impl FnOnce(u32) -> Event) {
+fn sync_slot(slot: &mut TimerSlot, schedule: impl FnOnce(Nanos, u32)) {
     let Some(deadline) = slot.deadline else { return };
     if slot.pending_at.is_some_and(|p| p <= deadline) {
         return;
     }
     slot.gen = slot.gen.wrapping_add(1);
     slot.pending_at = Some(deadline);
-    events.push(deadline, ev(slot.gen));
+    schedule(deadline, slot.gen);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
