@@ -21,6 +21,15 @@ the delay of each beyond the smallest, which takes out the path's fixed delay.
 Each prints the count, percentiles (µs) and the share of holds over 100, 200, 500 and 1000 µs:
 the tail the simulator draws as ``host_stall`` (docs/validation.md, "The loop's holds,
 measured"). The flow is the capture's busiest data connection; tshark reads the files.
+
+    python scripts/loop_holds.py table --ack R ... --react S ... [--path UP DOWN ...]
+
+``table``: the scenario lines ``host_data_holds`` and ``host_ack_holds`` for the simulator. A data
+send is held as long as a sender's answer (``react``) plus an ACK's path (``path``, when given);
+an ACK send as long as a receiver's ACK hold (``ack``) plus an ACK's path, each draw independent,
+every capture weighing the same. The tables are the quantiles of those sums up to their
+``--body`` percentile (99), at ``--points`` evenly spaced probabilities (21); the rarer, longer
+holds are ``host_stall``'s.
 """
 
 from __future__ import annotations
@@ -119,14 +128,66 @@ def summary(label: str, holds_ns: np.ndarray) -> str:
     return f"{label}: {len(us)} holds, µs: {pct} max {us.max():.1f}; {tails}"
 
 
+def pooled(samples: list[np.ndarray], n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` draws from the samples together, each sample weighing the same."""
+    return np.concatenate([rng.choice(s, n // len(samples)) for s in samples])
+
+
+def holds_tables(acks: list[np.ndarray], reacts: list[np.ndarray], paths: list[np.ndarray], points: int, body: float) -> tuple[np.ndarray, np.ndarray]:
+    """(data sends' table, ACK sends' table), ns: see ``table`` above."""
+    rng = np.random.default_rng(0)
+    n = 400_000
+    path = pooled(paths, n, rng) if paths else np.zeros(n, dtype=np.int64)
+    data = pooled(reacts, n, rng) + rng.permutation(path)
+    ack = pooled(acks, n, rng) + rng.permutation(path)
+    probs = np.linspace(0.0, body / 100.0, points)
+    return np.quantile(data, probs), np.quantile(ack, probs)
+
+
+def toml_list(name: str, holds_ns: np.ndarray) -> str:
+    return f"{name} = [" + ", ".join(f'"{h / 1000:.1f}us"' for h in holds_ns) + "]"
+
+
+def table(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
+    if a.captures or not a.ack or not a.react:
+        p.error("table takes --ack CAPTURE ... and --react CAPTURE ... (and --path UPSTREAM DOWNSTREAM, repeated), no other captures")
+    if not 2 <= a.points <= 1000 or not 50 <= a.body <= 100:
+        p.error(f"--points {a.points} --body {a.body:g}: expected 2-1000 points and a body percentile of 50-100")
+    timer_ns = int(a.timer * 1e6)
+    acks = [ack_holds(path, timer_ns)[0] for path in a.ack]
+    reacts = [reactions(path) for path in a.react]
+    paths = [ack_path(up, down) for up, down in a.path or []]
+    for name, samples in (("--ack", acks), ("--react", reacts), ("--path", paths)):
+        if any(len(s) == 0 for s in samples):
+            p.exit(1, f"loop_holds: a {name} capture gave no holds\n")
+    data, ack = holds_tables(acks, reacts, paths, a.points, a.body)
+    count = lambda samples: sum(len(s) for s in samples)  # noqa: E731
+    print(
+        f"# {count(acks)} ACK holds ({len(acks)} captures), {count(reacts)} answers ({len(reacts)}), "
+        f"{count(paths)} ACK paths ({len(paths)}); quantiles 0-{a.body:g}th percentile at {a.points} points"
+    )
+    print(toml_list("host_data_holds", data))
+    print(toml_list("host_ack_holds", ack))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=["ack", "react", "path"])
-    p.add_argument("captures", nargs="+")
-    p.add_argument("--timer", type=float, default=5.0, metavar="MS", help="ACKs held longer were sent by a timer (ack mode; default 5)")
+    p.add_argument("mode", choices=["ack", "react", "path", "table"])
+    p.add_argument("captures", nargs="*")
+    p.add_argument("--timer", type=float, default=5.0, metavar="MS", help="ACKs held longer were sent by a timer (ack and table modes; default 5)")
+    p.add_argument("--ack", nargs="+", action="extend", metavar="CAPTURE", help="table: receivers' captures (their ACK holds)")
+    p.add_argument("--react", nargs="+", action="extend", metavar="CAPTURE", help="table: senders' captures (their answers)")
+    p.add_argument("--path", nargs=2, action="append", metavar=("UPSTREAM", "DOWNSTREAM"), help="table: an ACK path's two captures (repeat for more)")
+    p.add_argument("--points", type=int, default=21, help="table: quantiles per table (default 21)")
+    p.add_argument("--body", type=float, default=99.0, help="table: percentile the tables end at (default 99)")
     a = p.parse_args(argv)
     if shutil.which("tshark") is None:
         p.exit(2, "loop_holds: tshark is not installed (Debian: apt-get install tshark; `make deps` installs it)\n")
+    if a.mode == "table":
+        return table(a, p)
+    if not a.captures:
+        p.error(f"{a.mode} takes captures")
     if a.mode == "path":
         if len(a.captures) != 2:
             p.error("path takes two captures: UPSTREAM DOWNSTREAM")

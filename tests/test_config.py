@@ -348,6 +348,10 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"host_stall_probability": 0.01}, "host_stall_probability = 0.01", "expected host_stall with it"),
     ({"host_stall": "1ms", "host_stall_probability": 1.0}, "host_stall_probability = 1.0", "expected a probability in [0, 1)"),
     ({"host_stall": "0ms", "host_stall_probability": 0.01}, "host_stall = '0ms'", "expected a positive time"),
+    ({"host_ack_holds": ["10us"]}, "host_ack_holds = '[10us]'", "expected at least 2 holds"),
+    ({"host_data_holds": ["10us", "5us"]}, "host_data_holds = '[10us, 5us]'", "expected holds in increasing order"),
+    ({"host_ack_holds": ["1us", "2s"]}, "host_ack_holds = '[1us, 2s]'", "expected holds of at most 1s"),
+    ({"host_data_holds": ["1us", "-2us"]}, "host_data_holds[1] = '-2us'", "expected a non-negative time"),
 ]
 
 
@@ -356,6 +360,14 @@ def test_host_stalls_lower_to_the_spec(reference_data: dict) -> None:
     assert (base.to_engine_spec()["host_stall_ns"], base.to_engine_spec()["host_stall_prob"]) == (0, 0.0)
     spec = base.override({"host_stall": "1ms", "host_stall_probability": 0.003}).to_engine_spec()
     assert (spec["host_stall_ns"], spec["host_stall_prob"]) == (1_000_000, 0.003)
+
+
+def test_host_holds_lower_to_the_spec_and_only_when_given(reference_data: dict) -> None:
+    # Without tables the engine spec is what it was (no key), so every stored run keeps its key.
+    base = Scenario.model_validate(reference_data)
+    assert not {"host_data_holds_ns", "host_ack_holds_ns"} & set(base.to_engine_spec())
+    spec = base.override({"host_data_holds": ["6.4us", "17.1us", "55.8us"], "host_ack_holds": ["6us", "111.7us"]}).to_engine_spec()
+    assert (spec["host_data_holds_ns"], spec["host_ack_holds_ns"]) == ([6_400, 17_100, 55_800], [6_000, 111_700])
 
 
 @pytest.mark.parametrize(("change", "head", "allowed"), BAD)

@@ -113,6 +113,10 @@ def test_run_ids_follow_the_parameters_only() -> None:
     assert run_id(jittery, "sim", r.seed) != r.run_id
     assert run_id(jittery, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
     assert run_id(jittery.override({"tcp.rwnd": "64KB"}), "testbed", r.seed, "tuned") != run_id(r.scenario, "testbed", r.seed, "tuned")
+    # So are the hosts' measured holds.
+    held = r.scenario.override({"host_data_holds": ["6us", "56us"], "host_ack_holds": ["6us", "112us"]})
+    assert run_id(held, "sim", r.seed) != r.run_id
+    assert run_id(held, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
     # So are its TSO bursts: the kernel always sends them.
     bursty = r.scenario.override({"tcp.tso": True})
     assert run_id(bursty, "sim", r.seed) != r.run_id
@@ -172,7 +176,7 @@ def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, value
     message = str(err.value)
     first = "flow1=newreno, flow2=newreno"
     assert message.startswith(f"sweep = '{first}, {axis}={values[1]}, replication=1': expected points that differ: it resolves to the same run as {first}, {axis}={values[0]}, replication=1"), message
-    assert message.endswith("(on the testbed, which does not apply host_jitter, host_stall, host_stall_probability, tcp.tso, topology.access_rate, topology.access_buffer)"), message
+    assert message.endswith("(on the testbed, which does not apply host_jitter, host_stall, host_stall_probability, host_data_holds, host_ack_holds, tcp.tso, topology.access_rate, topology.access_buffer)"), message
 
 
 @pytest.mark.parametrize(

@@ -10,23 +10,26 @@ overflow (docs/validation.md), so three simulator replications draw one of a few
 the grid's figures move with the seed more than with many a change under test; ten give the
 simulator's mean in each cell.
 
-The bounds: the issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the
-worst cell, 50 of 60 flows within 10% and a mean error of 4.5% (the simulator now, with iperf3's
-preamble before each flow's data, the hosts' 90 µs of timing noise and the measured tail of their
-holds, 0.5% of sends held up to 0.5 ms: 0.012, 0.043, 53 flows, 4.1%; seed 11: 0.013, 0.047, 50,
-4.6%; seeds 21 and 31: 54 and 54 flows; without the preamble 0.012, 0.055, 49 flows, 4.6%; with 90
-µs alone 0.013, 0.039, 51 flows, 4.7%; with 3% of sends stalled up to 1 ms, fitted to these runs
-rather than measured, 0.010, 0.040, 55 flows, 4.0%; without noise 0.016, 0.104, 46 flows, 7.2%).
-Pooled with the kernel's later runs of the cells that scatter or were off
-(docs/data/validation-{c25,mid,far,b02}-testbed.duckdb: 6-11 runs in those 11 cells, 3 elsewhere)
-56 flows are within 10% (seeds 11, 21, 31: 55, 56, 55); the bound is 53. These kernel runs place
-each flow's per-second series at its client's launch, early by the preamble (docs/testbed.md):
-at 400 ms / 0.6 BDP that alone puts the simulator's Reno 6% over them (30.9 against 29.0 Mb/s;
-runs placed at the data gave 31.7). Against the testbed corrected on the idle path
+The simulated hosts hold each send as long as the testbed's hosts held them, measured on the
+machine that ran the whole grid last (experiments/validation.toml, docs/validation.md, "The
+hosts' holds, measured, in the simulator"). That grid (docs/data/validation-timed{-near,}-
+testbed.duckdb, 78 runs, each series placed at its data) is checked last and most tightly: 56 of
+60 flows within 10%, mean error 3.0%, mean |ΔJFI| 0.009, worst cell 0.034 (seeds 11, 21, 31: 59,
+59, 57 flows; 2.7, 3.2, 3.3%); the bounds are 55 flows and 3.5%. With up to 90 µs of uniform
+jitter at every host instead, fitted before the holds were measured, it had 52, 49, 50 and 54.
+
+rev4 ran on a machine that held packets longer (its router's timer lateness: median 28-31 µs
+against 21-23 µs), whose holds were never measured; the 90 µs of jitter fitted it better (53
+flows, 4.1%; now 51, 4.9%; seeds 11, 21, 31: 48, 47, 51 and 6.0, 5.9, 5.3%). Its bounds: the
+issue's goal for the mean |ΔJFI| (0.03), paper 001's ns-2 figure (0.087) for the worst cell, 50 of
+60 flows within 10% and a mean error of 5.5%. Pooled with the kernel's later runs of the cells that
+scatter or were off (docs/data/validation-{c25,mid,far,b02}-testbed.duckdb: 6-11 runs in those 11
+cells, 3 elsewhere) 53 flows are within 10% (seeds 11, 21, 31: 47, 47, 51; with the fitted
+jitter 56, 55, 56); the bound is 51. These kernel runs place each flow's per-second series at its
+client's launch, early by the preamble (docs/testbed.md): at 400 ms / 0.6 BDP that alone puts the
+simulator's Reno 6% over them. Against the testbed corrected on the idle path
 (docs/data/validation-rev3-testbed.duckdb, whose round trip was 0.2-0.35 ms short) the simulator
-with 45 µs of host noise gave 0.013, 0.082, 54 flows, 4.6%. The whole grid run again on the
-testbed that places each series at its data, on a quieter machine
-(docs/data/validation-timed{-near,}-testbed.duckdb, 78 runs), is checked last.
+with 45 µs of host noise gave 0.013, 0.082, 54 flows, 4.6%.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
     errors = analysis.flow_errors(sim, kernel)
     flows = analysis.flow_error_summary(errors)
     assert flows["flows"] == 60
-    assert flows["flows_within"] >= 50 and flows["mean_abs_error"] <= 0.045, flows
+    assert flows["flows_within"] >= 50 and flows["mean_abs_error"] <= 0.055, flows
 
     # Reno next to BBR at 25 ms / 0.6 and 1.0 BDP, which hang on 1% of BBR's rate: within 8% once
     # BBR paces itself as the kernel's does (TCP's own pacing timer, no fq; docs/validation.md; now
@@ -84,25 +87,19 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
 
     # With the kernel's later runs of nine cells next to CUBIC and two next to BBR
     # (docs/data/validation-{c25,mid,far,b02}-testbed.duckdb: 6-11 runs in those cells, 3
-    # elsewhere) 56 flows are within 10%.
+    # elsewhere) 53 flows are within 10%.
     more = [(name, _runs(DATA / f"{name}-testbed.duckdb")) for name in ("validation-c25", "validation-mid", "validation-far", "validation-b02")]
     pooled = analysis.flow_errors(sim, analysis.pool(kernel, more))
-    assert analysis.flow_error_summary(pooled)["flows_within"] >= 53, pooled[pooled["error"].abs() > 0.10]
+    assert analysis.flow_error_summary(pooled)["flows_within"] >= 51, pooled[pooled["error"].abs() > 0.10]
 
     # Where the kernel's Reno meets every overflow and the simulator's escaped some before its
     # hosts held sends as long as the testbed's loop does: Reno within 10% next to CUBIC at 100 ms
-    # / 0.6 BDP and 400 ms / 0.6 BDP (with 90 µs alone +24%, +13.5%; now +3%, +6%) and next to BBR
-    # at 25 ms / 0.2 BDP (+8%; against rev4 alone +13%: that cell moved between testbed revisions).
+    # / 0.6 BDP and 400 ms / 0.6 BDP (with 90 µs of jitter and no stalls +24%, +13.5%; now +2%,
+    # +7%) and next to BBR at 25 ms / 0.2 BDP (+3%; against rev4 alone +13% with the fitted
+    # jitter: that cell moved between testbed revisions).
     for flow2, rtt, buffer in (("cubic", "100ms", "0.6bdp"), ("cubic", "400ms", "0.6bdp"), ("bbr", "25ms", "0.2bdp")):
         reno = _cells(pooled, flow2, rtt, buffer).query("flow == 1")
         assert len(reno) == 1 and abs(reno["error"].iloc[0]) <= 0.10, reno[["S", "T", "error", "p"]]
-
-    # 25 ms / 0.2 BDP next to CUBIC, where the kernel's runs scatter most (Reno 34-61 Mb/s): with
-    # the 8 more runs of docs/data/validation-c25-testbed.duckdb (11 in all) both flows are within
-    # 10% (Reno -3%, CUBIC +5%; with 90 µs alone -4%, +6%; with 45 µs alone -17% and +18%, p 0.008
-    # and 0.007).
-    cell = _cells(pooled, "cubic", "25ms", "0.2bdp")
-    assert len(cell) == 2 and (cell["error"].abs() <= 0.10).all(), cell[["flow", "S", "T", "error", "p"]]
 
     # At 25 ms CUBIC takes more than Reno in both backends once the buffer holds 0.6 BDP or more
     # (the kernel's CUBIC 1.14-1.25x Reno's, the simulator's 1.22-1.47x); at 0.2 BDP the kernel's
@@ -130,23 +127,31 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
 
     # The 200 and 400 ms cells on the testbed that places each flow's series at its data's start
     # (docs/data/validation-timed-testbed.duckdb, 2 runs a cell, made after the preamble was put
-    # in): every flow within 10%, mean error 1.5%, mean |ΔJFI| 0.004 (seed 11: 22 of 24, 2.9%,
-    # 0.007; without the preamble 21 of 24, 3.7%, 0.010).
+    # in): 23 of 24 flows within 10%, mean error 1.6%, mean |ΔJFI| 0.003 (seeds 11, 21, 31: 23,
+    # 24, 24 and 1.9, 2.2, 1.8%). The one outside is Reno next to BBR at 200 ms / 0.2 BDP, which
+    # BBR leaves 1.2 Mb/s: 1.37 against the kernel's 1.24 (+0.13 Mb/s).
     timed = _runs(DATA / "validation-timed-testbed.duckdb")
     long_rtt, timed, _, _ = analysis.common_cells(sim, timed)
     late = analysis.flow_errors(long_rtt, timed)
-    assert len(late) == 24 and (late["error"].abs() <= 0.10).all() and late["error"].abs().mean() <= 0.025, late[["flow2", "topology.rtt", "topology.buffer", "flow", "S", "T", "error"]]
+    off = late[late["error"].abs() > 0.10]
+    assert len(late) == 24 and len(off) <= 1 and late["error"].abs().mean() <= 0.025, late[["flow2", "topology.rtt", "topology.buffer", "flow", "S", "T", "error"]]
+    assert (off["T"] < 2.0).all(), off
     assert analysis.compare_summary(analysis.compare(long_rtt, timed))["mean_abs_d"] <= 0.01
 
     # The whole grid on that testbed: its 25, 50 and 100 ms cells
-    # (docs/data/validation-timed-near-testbed.duckdb, 3 runs a cell) with the 200 and 400 ms ones.
-    # 52 of 60 flows within 10%, mean error 3.9%, mean |ΔJFI| 0.012, worst cell 0.056 (seeds 11,
-    # 21, 31: 49, 50, 54 flows; 4.7, 4.4, 3.6%). The flows outside are Reno next to CUBIC at 25
-    # and 50 ms, which the simulator gives 15-19% more than these runs at 0.2 and 0.6 BDP: the
-    # machine these ran on holds its packets less than the one rev4 ran on (docs/validation.md,
-    # "The whole grid on the testbed that places each series at its data").
+    # (docs/data/validation-timed-near-testbed.duckdb, 3 runs a cell) with the 200 and 400 ms ones,
+    # run on the machine whose hosts' holds the simulator draws. The flows outside 10% on seed 1:
+    # Reno next to BBR at 50 and 200 ms / 0.2 BDP (3.8 against 3.4 and 1.37 against 1.24 Mb/s)
+    # and Reno next to CUBIC at 25 and 100 ms / 0.6 BDP (+13% and -11%, where the kernel's three
+    # runs have a standard deviation of 6.1 and 2.1 Mb/s; p 0.30 and 0.20).
     fixed = analysis.pool(_runs(DATA / "validation-timed-near-testbed.duckdb"), [("validation-timed", timed)], new_cells=True)
     jfi = analysis.compare_summary(analysis.compare(sim, fixed))
-    assert jfi["cells"] == 30 and jfi["mean_abs_d"] <= 0.03 and jfi["max_abs_d"] <= 0.087, jfi
-    flows = analysis.flow_error_summary(analysis.flow_errors(sim, fixed))
-    assert flows["flows"] == 60 and flows["flows_within"] >= 50 and flows["mean_abs_error"] <= 0.045, flows
+    assert jfi["cells"] == 30 and jfi["mean_abs_d"] <= 0.02 and jfi["max_abs_d"] <= 0.06, jfi
+    errors = analysis.flow_errors(sim, fixed)
+    flows = analysis.flow_error_summary(errors)
+    assert flows["flows"] == 60 and flows["flows_within"] >= 55 and flows["mean_abs_error"] <= 0.035, flows
+
+    # 25 ms / 0.2 BDP next to CUBIC, where the kernel's runs scatter most (Reno 32-41 Mb/s in
+    # these, 34-61 Mb/s over every store): both flows within 10% (seeds 1, 11, 21, 31).
+    cell = _cells(errors, "cubic", "25ms", "0.2bdp")
+    assert len(cell) == 2 and (cell["error"].abs() <= 0.10).all(), cell[["flow", "S", "T", "error", "p"]]

@@ -568,6 +568,11 @@ class Scenario(_Model):
     host_jitter: NonNegativeTime = Field(Time(0), description="host processing delay, uniform in [0, jitter), one per send: the packets an endpoint sends at once (a TSO burst, an ACK) share it")
     host_stall: Optional[PositiveTime] = Field(None, description="a host's rare stalls (softirq deferral, preemption): a send that stalls waits uniformly in [0, host_stall) instead of the jitter; with host_stall_probability")
     host_stall_probability: Optional[Probability] = Field(None, description="share of sends that stall for up to host_stall (default none)")
+    host_data_holds: Optional[list[NonNegativeTime]] = Field(
+        None,
+        description="the hosts' holds of a data send, as quantiles at evenly spaced probabilities from 0 to 1 (measured on a testbed: scripts/loop_holds.py table); one draw per send, instead of host_jitter",
+    )
+    host_ack_holds: Optional[list[NonNegativeTime]] = Field(None, description="the same for an ACK send (a receiver's ACKs)")
     topology: Topology = Field(description="dumbbell or graph")
     tcp: TcpSettings = Field(default_factory=TcpSettings, description="defaults for every TCP flow")
     cc: CcSettings = Field(default_factory=CcSettings, description="congestion-control profile and parameters")
@@ -589,6 +594,17 @@ class Scenario(_Model):
             if self.host_stall is not None:
                 raise _invalid("expected host_stall_probability with it (a stall needs both its length and its probability)", at="host_stall", value=str(self.host_stall))
             raise _invalid("expected host_stall with it (a stall needs both its length and its probability)", at="host_stall_probability", value=self.host_stall_probability)
+        for name in ("host_data_holds", "host_ack_holds"):
+            holds = getattr(self, name)
+            if holds is None:
+                continue
+            shown = "[" + ", ".join(str(h) for h in holds) + "]"
+            if len(holds) < 2:
+                raise _invalid("expected at least 2 holds (the quantiles at probabilities 0 and 1, and any evenly spaced between)", at=name, value=shown)
+            if any(a > b for a, b in zip(holds, holds[1:])):
+                raise _invalid("expected holds in increasing order (quantiles at evenly spaced probabilities)", at=name, value=shown)
+            if holds[-1].ns > 10**9:
+                raise _invalid("expected holds of at most 1s", at=name, value=shown)
         topo = self.topology
         if isinstance(topo, Dumbbell) and topo.bottleneck_delay.ns < 0:
             raise _invalid(
@@ -690,6 +706,7 @@ class Scenario(_Model):
             "host_jitter_ns": self.host_jitter.ns,
             "host_stall_ns": self.host_stall.ns if self.host_stall is not None else 0,
             "host_stall_prob": self.host_stall_probability or 0.0,
+            **{f"{name}_ns": [h.ns for h in holds] for name, holds in (("host_data_holds", self.host_data_holds), ("host_ack_holds", self.host_ack_holds)) if holds},
             "topology": self._topology_spec(),
             "flows": [self._flow_spec(i, flow) for i, flow in enumerate(self.flows)],
         }

@@ -28,6 +28,15 @@ pub struct Spec {
     pub host_stall_ns: Nanos,
     #[serde(default)]
     pub host_stall_prob: f64,
+    /// The hosts' holds of a data send (a sender's segments, DCCP or UDP datagrams, a preamble's
+    /// request) as a quantile table: the holds at probabilities 0, 1/(n-1), ..., 1, drawn by
+    /// linear interpolation between them, one draw per send. Empty: `host_jitter_ns` instead.
+    /// A stall (`host_stall_prob`) replaces the draw as it replaces the jitter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_data_holds_ns: Vec<Nanos>,
+    /// The same for an ACK send (a receiver's ACKs, DCCP Acks, the preamble's answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_ack_holds_ns: Vec<Nanos>,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
     /// Record one flow's packets on some links (`capture.rs`); off when absent.
@@ -522,6 +531,11 @@ impl Spec {
         }
         if self.host_stall_prob > 0.0 && self.host_stall_ns == 0 {
             return Err(SpecError::new("host_stall_ns", 0, "a positive stall when host_stall_prob is above 0"));
+        }
+        for (field, table) in [("host_data_holds_ns", &self.host_data_holds_ns), ("host_ack_holds_ns", &self.host_ack_holds_ns)] {
+            if table.len() == 1 || table.windows(2).any(|w| w[0] > w[1]) || table.last().is_some_and(|&h| h > NS_PER_SEC) {
+                return Err(SpecError::new(field, format!("{table:?}"), "no holds, or at least 2 in increasing order (quantiles), none over 1 s"));
+            }
         }
         let built = match &self.topology {
             Topology::Dumbbell(d) => {

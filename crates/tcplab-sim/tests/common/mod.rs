@@ -34,6 +34,8 @@ pub fn dumbbell<F: Into<FlowSpec>>(rate_bps: u64, rtt_ns: u64, buffer_pkts: u64,
         host_jitter_ns: 0,
         host_stall_ns: 0,
         host_stall_prob: 0.0,
+        host_data_holds_ns: Vec::new(),
+        host_ack_holds_ns: Vec::new(),
         topology: Topology::Dumbbell(Dumbbell {
             pairs,
             bottleneck_rate_bps: rate_bps,
