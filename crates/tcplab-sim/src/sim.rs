@@ -364,8 +364,9 @@ impl Simulation {
 
     /// Send what an endpoint at `node` produced, through the host's processing jitter if any: one
     /// delay for everything it sent at once (a TSO burst reaches the testbed's router as a whole,
-    /// its segments under 1 µs apart, 5–80 µs after it left the sender's stack), order kept. With
-    /// probability `host_stall_prob` the delay is a stall, uniform in [0, `host_stall_ns`), instead.
+    /// its segments under 1 µs apart, 5–80 µs after it left the sender's stack), order kept: a
+    /// draw from the data or ACK holds' table when there is one, else uniform up to the jitter.
+    /// With probability `host_stall_prob` the delay is a stall, uniform in [0, `host_stall_ns`), instead.
     fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>) {
         if self.host_jitter_ns == 0 && self.host_stall.is_none() && self.data_holds_ns.is_empty() && self.ack_holds_ns.is_empty() {
             for pkt in out.drain(..) {

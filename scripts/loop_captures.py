@@ -1,0 +1,107 @@
+"""Capture a testbed run all along its loop, for scripts/loop_holds.py (docs/validation.md, "The
+hosts' holds, measured, in the simulator").
+
+    python scripts/loop_captures.py SCENARIO DIR [--start 40] [--length 50] [--profile tuned] [--table]
+
+Runs ``tcplab testbed run SCENARIO --profile PROFILE`` (its output in DIR/run.out) and, from
+``--start`` seconds after its launch for ``--length`` seconds, dumpcap (the first 96 bytes of each
+TCP packet) on each receiver's veth (DIR/rX.pcapng) and on the router's end of each receiver's
+and each sender's veth (DIR/rtrX.pcapng, DIR/rtsX.pcapng), X = 1 … pairs. The launch includes
+the testbed's set-up and calibration, a few seconds. With ``--table`` it then prints what
+``loop_holds.py table`` prints for these captures: the scenario lines ``host_data_holds`` and
+``host_ack_holds``. Needs root, dumpcap and tshark (``make deps`` installs them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import loop_holds  # noqa: E402
+
+from tcplab.errors import TcplabError  # noqa: E402
+from tcplab.testbed import topology  # noqa: E402
+from tcplab.testbed.experiment import load  # noqa: E402
+
+
+def captures(pairs: int, out: Path) -> list[tuple[str, str, Path]]:
+    """(namespace, interface, file) of every capture point."""
+    points = []
+    for i in range(1, pairs + 1):
+        points.append((topology.receiver_ns(i), f"{topology.PREFIX}r{i}h", out / f"r{i}.pcapng"))
+        points.append((topology.ROUTER_NS, f"{topology.PREFIX}r{i}", out / f"rtr{i}.pcapng"))
+        points.append((topology.ROUTER_NS, f"{topology.PREFIX}s{i}", out / f"rts{i}.pcapng"))
+    return points
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("scenario")
+    p.add_argument("dir", help="where the captures and the run's output go (created)")
+    p.add_argument("--start", type=float, default=40.0, help="seconds after the run's launch to start capturing (default 40)")
+    p.add_argument("--length", type=float, default=50.0, help="seconds to capture (default 50)")
+    p.add_argument("--profile", default="tuned", help="the testbed's stack profile (default tuned)")
+    p.add_argument("--table", action="store_true", help="then print loop_holds.py table's lines for the captures")
+    a = p.parse_args(argv)
+    if a.start < 0 or a.length <= 0:
+        p.error(f"--start {a.start:g} --length {a.length:g}: expected a start of at least 0 and a positive length")
+    if os.geteuid() != 0:
+        p.exit(2, "loop_captures: the testbed and dumpcap in its namespaces need root\n")
+    for tool in ("dumpcap", "tshark"):
+        if shutil.which(tool) is None:
+            p.exit(2, f"loop_captures: {tool} is not installed (Debian: apt-get install tshark; `make deps` installs it)\n")
+    try:
+        scenario = load(a.scenario)
+    except (TcplabError, OSError) as e:
+        p.exit(2, f"loop_captures: {e}\n")
+    if a.start + a.length > scenario.duration.ns / 1e9:
+        p.error(f"--start {a.start:g} --length {a.length:g}: expected captures that end within the run ({scenario.duration})")
+    out = Path(a.dir)
+    out.mkdir(parents=True, exist_ok=True)
+    points = captures(len(scenario.flows), out)
+    with open(out / "run.out", "wb") as log:
+        run = subprocess.Popen([sys.executable, "-m", "tcplab", "testbed", "run", a.scenario, "--profile", a.profile], stdout=log, stderr=subprocess.STDOUT)
+        launched = time.monotonic()
+        dumps: list[subprocess.Popen[bytes]] = []
+        try:
+            while time.monotonic() - launched < a.start and run.poll() is None:
+                time.sleep(0.1)
+            if run.poll() is None:
+                for ns, dev, path in points:
+                    cmd = ["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", dev, "-s", "96", "-f", "tcp", "-a", f"duration:{a.length:g}", "-w", str(path)]
+                    dumps.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            failed = [(d.args, d.communicate()[1].decode(errors="replace").strip()) for d in dumps if d.wait() != 0]
+            code = run.wait()
+        except BaseException:
+            for proc in (*dumps, run):
+                proc.terminate()
+            raise
+    tail = "\n".join((out / "run.out").read_text(errors="replace").strip().splitlines()[-5:])
+    if code != 0:
+        print(f"loop_captures: the testbed run failed (exit {code}); the end of {out / 'run.out'}:\n{tail}", file=sys.stderr)
+        return 1
+    if failed or len(dumps) != len(points):
+        detail = "; ".join(f"{' '.join(args)}: {err}" for args, err in failed) or "the run ended before --start"
+        print(f"loop_captures: the captures failed: {detail}", file=sys.stderr)
+        return 1
+    print(tail)
+    for _, _, path in points:
+        print(f"wrote {path}")
+    if not a.table:
+        return 0
+    args = ["table", "--ack", *(str(out / f"r{i}.pcapng") for i in range(1, len(scenario.flows) + 1))]
+    args += ["--react", *(str(out / f"rts{i}.pcapng") for i in range(1, len(scenario.flows) + 1))]
+    for i in range(1, len(scenario.flows) + 1):
+        args += ["--path", str(out / f"rtr{i}.pcapng"), str(out / f"rts{i}.pcapng")]
+    return loop_holds.main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

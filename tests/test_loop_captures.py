@@ -1,0 +1,63 @@
+"""scripts/loop_captures.py on the real testbed: a 20-s run of Reno against CUBIC captured along
+its loop for 5 s, and the hosts' holds tables loop_holds.py makes of the captures. Needs root,
+the testbed's tools and tshark, as tests/test_testbed.py does; about 40 s."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from leftovers import netns, processes
+from tcplab.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "loop_captures.py"
+SCENARIO = ROOT / "tests" / "data" / "loop_quick.toml"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
+
+
+def _table(out: str, name: str) -> list[float]:
+    line = next(line for line in out.splitlines() if line.startswith(f"{name} = ["))
+    return [float(v) for v in re.findall(r'"([\d.]+)us"', line)]
+
+
+def test_a_captured_testbed_run_gives_the_hosts_holds_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "loop"
+    r = _run(str(SCENARIO), str(out), "--start", "12", "--length", "5", "--table")
+    assert r.returncode == 0, r.stderr + r.stdout
+    for name in ("r1", "r2", "rtr1", "rtr2", "rts1", "rts2"):
+        assert (out / f"{name}.pcapng").stat().st_size > 100_000, name
+    assert "on the testbed" in (out / "run.out").read_text()
+    # Thousands of holds from each kind of capture point: 5 s of two flows at 100 Mb/s.
+    counts = re.search(r"# (\d+) ACK holds \(2 captures\), (\d+) answers \(2\), (\d+) ACK paths \(2\)", r.stdout)
+    assert counts and all(int(n) > 3_000 for n in counts.groups()), r.stdout
+    data, ack = _table(r.stdout, "host_data_holds"), _table(r.stdout, "host_ack_holds")
+    assert len(data) == len(ack) == 21
+    for table in (data, ack):
+        assert table == sorted(table) and table[-1] < 10_000, table
+        # A host holds a packet some µs at least (a veth crossing, a wake-up), well under 1 ms
+        # in most cases.
+        assert 1.0 <= table[10] <= 500.0, table
+    # The lines are a scenario's: the simulator takes them as they are.
+    held = tmp_path / "held.toml"
+    held.write_text(SCENARIO.read_text().replace('window = "10s:20s"\n', 'window = "10s:20s"\n' + "\n".join(l for l in r.stdout.splitlines() if l.startswith("host_")) + "\n"))
+    assert main(["sim", str(held), "-q"]) == 0
+    capsys.readouterr()
+    assert netns() == [] and processes("tcplab-router", "iperf3", "dumpcap") == []
+
+
+def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
+    for args, message in (
+        (("--length", "0"), "expected a start of at least 0 and a positive length"),
+        (("--start", "18", "--length", "5"), "expected captures that end within the run (20s)"),
+    ):
+        r = _run(str(SCENARIO), str(tmp_path / "x"), *args)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists()
