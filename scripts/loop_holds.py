@@ -161,10 +161,10 @@ def table(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
         if any(len(s) == 0 for s in samples):
             p.exit(1, f"loop_holds: a {name} capture gave no holds\n")
     data, ack = holds_tables(acks, reacts, paths, a.points, a.body)
-    count = lambda samples: sum(len(s) for s in samples)  # noqa: E731
+    n_acks, n_reacts, n_paths = (sum(len(s) for s in samples) for samples in (acks, reacts, paths))
     print(
-        f"# {count(acks)} ACK holds ({len(acks)} captures), {count(reacts)} answers ({len(reacts)}), "
-        f"{count(paths)} ACK paths ({len(paths)}); quantiles 0-{a.body:g}th percentile at {a.points} points"
+        f"# {n_acks} ACK holds ({len(acks)} captures), {n_reacts} answers ({len(reacts)}), "
+        f"{n_paths} ACK paths ({len(paths)}); quantiles 0-{a.body:g}th percentile at {a.points} points"
     )
     print(toml_list("host_data_holds", data))
     print(toml_list("host_ack_holds", ack))

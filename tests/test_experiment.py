@@ -272,6 +272,7 @@ MORE_RUNS = {
     "validation-b02": (4, 8),  # two cells next to BBR
     "validation-timed": (2, 24),  # the 200 and 400 ms cells, series placed at the data
     "validation-timed-near": (3, 54),  # the 25, 50 and 100 ms cells, series placed at the data
+    "validation-spread": (3, 18),  # six cells next to CUBIC, on validation-timed-near's machine
 }
 
 

@@ -45,6 +45,7 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-b02.toml", "validation-b02-testbed.duckdb"),
         ("validation-timed.toml", "validation-timed-testbed.duckdb"),
         ("validation-timed-near.toml", "validation-timed-near-testbed.duckdb"),
+        ("validation-spread.toml", "validation-spread-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
