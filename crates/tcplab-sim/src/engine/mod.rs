@@ -209,19 +209,23 @@ mod tests {
         );
     }
 
+    /// A xorshift64 stream from `state`: the tests' own random numbers.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// Interleaved pushes and pops that take the queue from empty to dozens of events and back,
     /// many times, pop exactly what a sorted list of (time, insertion order) gives.
     #[test]
     fn pops_follow_time_then_insertion_order() {
         let mut q = EventQueue::default();
         let mut reference: Vec<(Nanos, u64)> = Vec::new();
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15_u64);
         let (mut now, mut id, mut popped, mut max_len) = (0, 0_u64, 0, 0);
         for round in 0..20_000 {
             // Phases of growth and shrinkage, so the queue empties and refills.
@@ -253,13 +257,7 @@ mod tests {
         // id → (time, insertion), for the events that should still pop.
         let mut live: Vec<(Nanos, u64, u32)> = Vec::new();
         let mut slot_of: [Option<u32>; SLOTS] = [None; SLOTS];
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d_u64);
         let (mut now, mut id, mut ins, mut from_slots) = (0, 0_u32, 0_u64, 0);
         for _ in 0..50_000 {
             let r = next() % 8;
