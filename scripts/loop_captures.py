@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {path}")
     if not a.table:
         return 0
-    args = ["table", "--ack", *(str(out / f"r{i}.pcapng") for i in range(1, len(scenario.flows) + 1))]
-    args += ["--react", *(str(out / f"rts{i}.pcapng") for i in range(1, len(scenario.flows) + 1))]
-    for i in range(1, len(scenario.flows) + 1):
+    pairs = range(1, len(scenario.flows) + 1)
+    args = ["table", "--ack", *(str(out / f"r{i}.pcapng") for i in pairs), "--react", *(str(out / f"rts{i}.pcapng") for i in pairs)]
+    for i in pairs:
         args += ["--path", str(out / f"rtr{i}.pcapng"), str(out / f"rts{i}.pcapng")]
     return loop_holds.main(args)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from holds_lines import host_lines, tables
 from leftovers import netns, processes
 from tcplab.cli import main
 
@@ -23,11 +24,6 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=300)
 
 
-def _table(out: str, name: str) -> list[float]:
-    line = next(line for line in out.splitlines() if line.startswith(f"{name} = ["))
-    return [float(v) for v in re.findall(r'"([\d.]+)us"', line)]
-
-
 def test_a_captured_testbed_run_gives_the_hosts_holds_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "loop"
     r = _run(str(SCENARIO), str(out), "--start", "12", "--length", "5", "--table")
@@ -38,7 +34,7 @@ def test_a_captured_testbed_run_gives_the_hosts_holds_tables(tmp_path: Path, cap
     # Thousands of holds from each kind of capture point: 5 s of two flows at 100 Mb/s.
     counts = re.search(r"# (\d+) ACK holds \(2 captures\), (\d+) answers \(2\), (\d+) ACK paths \(2\)", r.stdout)
     assert counts and all(int(n) > 3_000 for n in counts.groups()), r.stdout
-    data, ack = _table(r.stdout, "host_data_holds"), _table(r.stdout, "host_ack_holds")
+    data, ack = tables(r.stdout)["host_data_holds"], tables(r.stdout)["host_ack_holds"]
     assert len(data) == len(ack) == 21
     for table in (data, ack):
         assert table == sorted(table) and table[-1] < 10_000, table
@@ -47,7 +43,7 @@ def test_a_captured_testbed_run_gives_the_hosts_holds_tables(tmp_path: Path, cap
         assert 1.0 <= table[10] <= 500.0, table
     # The lines are a scenario's: the simulator takes them as they are.
     held = tmp_path / "held.toml"
-    held.write_text(SCENARIO.read_text().replace('window = "10s:20s"\n', 'window = "10s:20s"\n' + "\n".join(l for l in r.stdout.splitlines() if l.startswith("host_")) + "\n"))
+    held.write_text(SCENARIO.read_text().replace('window = "10s:20s"\n', 'window = "10s:20s"\n' + host_lines(r.stdout)))
     assert main(["sim", str(held), "-q"]) == 0
     capsys.readouterr()
     assert netns() == [] and processes("tcplab-router", "iperf3", "dumpcap") == []

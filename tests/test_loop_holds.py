@@ -8,6 +8,7 @@ holds is over 100 µs. A wrong match or a wrong pair of packets gives other numb
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from holds_lines import host_lines, tables
 from tcplab.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,35 +86,27 @@ def test_a_capture_without_data_is_an_error(tmp_path: Path) -> None:
     assert out.returncode != 0 and "loop_holds:" in out.stderr and "Traceback" not in out.stderr, out.stderr
 
 
-def _table(out: str, name: str) -> list[float]:
-    line = next(line for line in out.splitlines() if line.startswith(f"{name} = ["))
-    return [float(v) for v in re.findall(r'"([\d.]+)us"', line)]
-
-
 def test_the_tables_the_simulator_is_given_come_back_out_of_its_captures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The hosts hold data sends 5-14 µs and ACKs 8-85 µs (two humps, as the testbed's receivers
     # hold theirs); the path adds nothing. `table` over the two captures gives back both tables'
     # quantiles within 3 µs (about 700 draws each), and none outside their range.
     data, ack = [5.0, 6.0, 7.0, 9.0, 14.0], [8.0, 18.0, 21.0, 60.0, 85.0]
     held = tmp_path / "held.toml"
-    lines = SCENARIO.read_text().replace(
-        'duration = "3s"\n',
-        'duration = "3s"\n' + "".join(f"{n} = [{', '.join(f'{chr(34)}{v}us{chr(34)}' for v in t)}]\n" for n, t in (("host_data_holds", data), ("host_ack_holds", ack))),
-    )
-    held.write_text(lines)
+    given = "".join(f"{name} = {json.dumps([f'{v}us' for v in t])}\n" for name, t in (("host_data_holds", data), ("host_ack_holds", ack)))
+    held.write_text(SCENARIO.read_text().replace('duration = "3s"\n', 'duration = "3s"\n' + given))
     sender, receiver = tmp_path / "sender.pcap", tmp_path / "receiver.pcap"
     assert main(["sim", str(held), "--pcap", "1", "--pcap-file", str(sender), "-q"]) == 0
     assert main(["sim", str(held), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(receiver), "-q"]) == 0
     capsys.readouterr()
     args = ["table", "--ack", str(receiver), "--react", str(sender), "--path", str(receiver), str(sender), "--points", "5", "--body", "100"]
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "loop_holds.py"), *args], capture_output=True, text=True, check=True).stdout
-    for name, given in (("host_data_holds", data), ("host_ack_holds", ack)):
-        got = _table(out, name)
-        assert len(got) == 5 and all(abs(g - w) <= 3.0 for g, w in zip(got, given)), (name, got, out)
-        assert given[0] <= got[0] and got[-1] <= given[-1], (name, got)
+    for name, given_us in (("host_data_holds", data), ("host_ack_holds", ack)):
+        got = tables(out)[name]
+        assert len(got) == 5 and all(abs(g - w) <= 3.0 for g, w in zip(got, given_us)), (name, got, out)
+        assert given_us[0] <= got[0] and got[-1] <= given_us[-1], (name, got)
     # The printed lines are a scenario's: the simulator takes them as they are.
     again = tmp_path / "again.toml"
-    again.write_text(SCENARIO.read_text().replace('duration = "3s"\n', 'duration = "3s"\n' + "\n".join(l for l in out.splitlines() if l.startswith("host_")) + "\n"))
+    again.write_text(SCENARIO.read_text().replace('duration = "3s"\n', 'duration = "3s"\n' + host_lines(out)))
     assert main(["sim", str(again), "-q"]) == 0
 
 
