@@ -352,6 +352,8 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"host_data_holds": ["10us", "5us"]}, "host_data_holds = '[10us, 5us]'", "expected holds in increasing order"),
     ({"host_ack_holds": ["1us", "2s"]}, "host_ack_holds = '[1us, 2s]'", "expected holds of at most 1s"),
     ({"host_data_holds": ["1us", "-2us"]}, "host_data_holds[1] = '-2us'", "expected a non-negative time"),
+    ({"host_holds_in_rtt": "maybe"}, "host_holds_in_rtt = 'maybe'", "expected true or false"),
+    ({"host_holds_in_rtt": True, "host_jitter": "1s", "topology.rtt": "400ms"}, "topology.rtt = '400ms'", "expected a base RTT of at least 4 × access_delay plus the hosts' mean holds = 1s"),
 ]
 
 
@@ -368,6 +370,29 @@ def test_host_holds_lower_to_the_spec_and_only_when_given(reference_data: dict) 
     assert not {"host_data_holds_ns", "host_ack_holds_ns"} & set(base.to_engine_spec())
     spec = base.override({"host_data_holds": ["6.4us", "17.1us", "55.8us"], "host_ack_holds": ["6us", "111.7us"]}).to_engine_spec()
     assert (spec["host_data_holds_ns"], spec["host_ack_holds_ns"]) == ([6_400, 17_100, 55_800], [6_000, 111_700])
+
+
+def test_holds_in_the_rtt_shorten_the_bottleneck_by_half_their_mean_loop(reference_data: dict) -> None:
+    base = Scenario.model_validate(reference_data)
+    one_way = base.to_engine_spec()["topology"]["bottleneck_delay_ns"]
+    # Tables: the mean of straight lines between the quantiles. Data (0, 10, 50 µs): 17.5 µs; ACK
+    # (20, 40 µs): 30 µs. A stall (1%, up to 1 ms, 0.5 ms on average) replaces a draw.
+    held = base.override({"host_data_holds": ["0us", "10us", "50us"], "host_ack_holds": ["20us", "40us"], "host_stall": "1ms", "host_stall_probability": 0.01})
+    assert held.mean_loop_hold_ns() == round(0.99 * (17_500 + 30_000) + 0.01 * 2 * 500_000)
+    assert held.to_engine_spec()["topology"]["bottleneck_delay_ns"] == one_way  # by default the holds add to the rtt
+    inside = held.override({"host_holds_in_rtt": True})
+    assert inside.to_engine_spec()["topology"]["bottleneck_delay_ns"] == one_way - held.mean_loop_hold_ns() // 2
+    # The buffer stays the rtt's BDP, as on the testbed.
+    assert inside.to_engine_spec()["topology"]["queue"] == held.to_engine_spec()["topology"]["queue"]
+    # Uniform jitter: half of it per send, a data send and an ACK around the loop.
+    jittery = base.override({"host_jitter": "90us", "host_holds_in_rtt": True})
+    assert jittery.mean_loop_hold_ns() == 90_000
+    assert jittery.to_engine_spec()["topology"]["bottleneck_delay_ns"] == one_way - 45_000
+
+
+def test_holds_in_the_rtt_need_a_dumbbell() -> None:
+    with pytest.raises(ScenarioError, match=r"^host_holds_in_rtt = true: expected a dumbbell"):
+        Scenario.model_validate(GRAPH).override({"host_holds_in_rtt": True})
 
 
 @pytest.mark.parametrize(("change", "head", "allowed"), BAD)

@@ -117,6 +117,12 @@ def test_run_ids_follow_the_parameters_only() -> None:
     held = r.scenario.override({"host_data_holds": ["6us", "56us"], "host_ack_holds": ["6us", "112us"]})
     assert run_id(held, "sim", r.seed) != r.run_id
     assert run_id(held, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
+    # And where their mean goes: the testbed takes its path's measured overhead out of its router.
+    inside = held.override({"host_holds_in_rtt": True})
+    assert run_id(inside, "sim", r.seed) != run_id(held, "sim", r.seed)
+    assert run_id(inside, "testbed", r.seed, "tuned") == run_id(r.scenario, "testbed", r.seed, "tuned")
+    # Unset, the key leaves every stored run's key as it was.
+    assert run_id(held.override({"host_holds_in_rtt": None}), "sim", r.seed) == run_id(held, "sim", r.seed)
     # So are its TSO bursts: the kernel always sends them.
     bursty = r.scenario.override({"tcp.tso": True})
     assert run_id(bursty, "sim", r.seed) != r.run_id
@@ -176,7 +182,7 @@ def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, value
     message = str(err.value)
     first = "flow1=newreno, flow2=newreno"
     assert message.startswith(f"sweep = '{first}, {axis}={values[1]}, replication=1': expected points that differ: it resolves to the same run as {first}, {axis}={values[0]}, replication=1"), message
-    assert message.endswith("(on the testbed, which does not apply host_jitter, host_stall, host_stall_probability, host_data_holds, host_ack_holds, tcp.tso, topology.access_rate, topology.access_buffer)"), message
+    assert message.endswith("(on the testbed, which does not apply host_jitter, host_stall, host_stall_probability, host_data_holds, host_ack_holds, host_holds_in_rtt, tcp.tso, topology.access_rate, topology.access_buffer)"), message
 
 
 @pytest.mark.parametrize(

@@ -573,6 +573,10 @@ class Scenario(_Model):
         description="the hosts' holds of a data send, as quantiles at evenly spaced probabilities from 0 to 1 (measured on a testbed: scripts/loop_holds.py table); one draw per send, instead of host_jitter",
     )
     host_ack_holds: Optional[list[NonNegativeTime]] = Field(None, description="the same for an ACK send (a receiver's ACKs)")
+    host_holds_in_rtt: Optional[bool] = Field(
+        None,
+        description="true: the dumbbell's rtt includes the hosts' mean holds (a data send's and an ACK send's: host_jitter or the tables, stalls included): its bottleneck's delay is that much shorter, as the testbed's router delay is shorter by the overhead its pings measure (default false: the holds add to the rtt)",
+    )
     topology: Topology = Field(description="dumbbell or graph")
     tcp: TcpSettings = Field(default_factory=TcpSettings, description="defaults for every TCP flow")
     cc: CcSettings = Field(default_factory=CcSettings, description="congestion-control profile and parameters")
@@ -610,6 +614,12 @@ class Scenario(_Model):
             raise _invalid(
                 f"expected a base RTT of at least 4 × access_delay = {Time(4 * topo.access_delay.ns)}", at="topology.rtt", value=str(topo.rtt)
             )
+        if self.host_holds_in_rtt:
+            if not isinstance(topo, Dumbbell):
+                raise _invalid("expected a dumbbell (a graph has no rtt: its links set their own delays)", at="host_holds_in_rtt", value=True)
+            if self._bottleneck_delay_ns() < 0:
+                least = Time(4 * topo.access_delay.ns + self.mean_loop_hold_ns())
+                raise _invalid(f"expected a base RTT of at least 4 × access_delay plus the hosts' mean holds = {least} (host_holds_in_rtt)", at="topology.rtt", value=str(topo.rtt))
         names: set[str] = set()
         for i, (flow, name) in enumerate(zip(self.flows, self.flow_names)):
             at = f"flows[{i}]"
@@ -696,6 +706,27 @@ class Scenario(_Model):
             set_path(data, path, value)
         return Scenario.model_validate(data)
 
+    def mean_loop_hold_ns(self) -> int:
+        """The hosts' mean holds around the loop: a data send's and an ACK send's, each the mean of
+        its table (the quantiles joined by straight lines, as the engine draws) or of the uniform
+        jitter, a stall's mean taking its share."""
+        def mean(table: Optional[list[Time]]) -> float:
+            if table:
+                ns = [h.ns for h in table]
+                return sum((a + b) / 2 for a, b in zip(ns, ns[1:])) / (len(ns) - 1)
+            return self.host_jitter.ns / 2
+
+        p = self.host_stall_probability or 0.0
+        stall = self.host_stall.ns / 2 if self.host_stall is not None else 0.0
+        return round(sum((1 - p) * mean(table) + p * stall for table in (self.host_data_holds, self.host_ack_holds)))
+
+    def _bottleneck_delay_ns(self) -> int:
+        """The dumbbell's one-way bottleneck delay: rtt/2 − 2·access_delay, and with
+        ``host_holds_in_rtt`` half the hosts' mean loop hold less."""
+        topo = self.topology
+        assert isinstance(topo, Dumbbell)
+        return topo.bottleneck_delay.ns - (self.mean_loop_hold_ns() // 2 if self.host_holds_in_rtt else 0)
+
     def to_engine_spec(self) -> dict[str, Any]:
         """The engine spec (``docs/engine-spec.md``): plain JSON, integers with ``_ns``/``_bps``/``_bytes``/``_pkts``."""
         return {
@@ -719,7 +750,7 @@ class Scenario(_Model):
                 "kind": "dumbbell",
                 "pairs": pairs,
                 "bottleneck_rate_bps": topo.bottleneck.bps,
-                "bottleneck_delay_ns": topo.bottleneck_delay.ns,
+                "bottleneck_delay_ns": self._bottleneck_delay_ns(),
                 "access_rate_bps": topo.access_rate.bps,
                 "access_delay_ns": [topo.access_delay.ns] * pairs,
                 "queue": _droptail(topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns)),

@@ -94,7 +94,7 @@ TESTBED_REVISION = 2
 
 #: Scenario fields that model what real hosts do and so mean nothing to the testbed, whose hosts
 #: are real: a testbed run's key takes them at their defaults.
-SIMULATOR_ONLY = ("host_jitter", "host_stall", "host_stall_probability", "host_data_holds", "host_ack_holds")
+SIMULATOR_ONLY = ("host_jitter", "host_stall", "host_stall_probability", "host_data_holds", "host_ack_holds", "host_holds_in_rtt")
 #: Dumbbell fields the testbed does not apply: its access links are veths, unshaped and with no
 #: queue of their own (docs/testbed.md), likewise taken at their defaults.
 SIMULATOR_ONLY_TOPOLOGY = ("access_rate", "access_buffer")
