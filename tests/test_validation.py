@@ -170,7 +170,7 @@ def test_the_fidelity_grid_agrees_with_the_kernel(tmp_path: Path, capsys: pytest
 #: The kernel's Reno next to BBR at 0.2 BDP, Mb/s over 48-120 s, at round trips within one
 #: packet's time (the router at exactly rtt/2 each way, `tcplab testbed run --uncompensated`;
 #: 2026-11-27, build 6.18.44-fc-v657; docs/validation.md, "Phase: the loop's delay modulo one
-#: packet"): at 50 ms two runs a setting, at 200 ms one.
+#: packet"): at 50 ms two runs a setting, at 100 and 200 ms one.
 KERNEL_PHASE = {
     "50ms": {
         "50.00ms": (3.38, 3.30),
@@ -181,6 +181,16 @@ KERNEL_PHASE = {
         "50.10ms": (3.41, 3.53),
         "50.11ms": (3.28, 3.28),
         "50.12ms": (3.56, 3.52),
+    },
+    "100ms": {
+        "100.00ms": (2.60,),
+        "100.015ms": (2.31,),
+        "100.03ms": (1.99,),
+        "100.045ms": (2.02,),
+        "100.06ms": (1.96,),
+        "100.075ms": (2.01,),
+        "100.09ms": (2.28,),
+        "100.105ms": (2.66,),
     },
     "200ms": {
         "200.00ms": (1.17,),
@@ -218,9 +228,11 @@ def test_reno_next_to_bbr_follows_the_round_trip_to_microseconds_as_on_the_kerne
     assert max(kernel) >= 1.08 * min(kernel) and max(sim) >= 1.08 * min(sim), (sim, kernel)
 
 
-def test_reno_next_to_bbr_at_200_ms_over_the_period_as_on_the_kernel() -> None:
-    # At 200 ms the kernel's Reno spans 1.14-1.51 Mb/s over the period, the simulator's only
-    # 1.22-1.33; their means agree (10 seeds: 1.278 against 1.273). The grid's single round trip
-    # has the simulator 9% over the kernel's three runs there.
-    sim, kernel = _reno_over_the_period("200ms")
+@pytest.mark.parametrize("cell", ["100ms", "200ms"])
+def test_reno_next_to_bbr_at_long_rtts_over_the_period_as_on_the_kernel(cell: str) -> None:
+    # Over the period the kernel's Reno spans 1.96-2.66 Mb/s at 100 ms and 1.14-1.51 at 200 ms,
+    # the simulator's (10 seeds) 2.04-2.36 and 1.22-1.33, its highs elsewhere; their means agree
+    # (2.180 against 2.229, 1.278 against 1.273). At the grid's one round trip the simulator is 8%
+    # under the kernel's three runs at 100 ms and 9-13% over at 200 ms.
+    sim, kernel = _reno_over_the_period(cell)
     assert abs(sum(sim) / sum(kernel) - 1) <= 0.05, (sim, kernel)
