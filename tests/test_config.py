@@ -314,6 +314,7 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"topology.rtt": "100"}, "topology.rtt = '100'", "expected a time with a unit (ns, us, ms, s, min)"),
     ({"topology.rtt": 0.1}, "topology.rtt = 0.1", "expected a time with a unit"),
     ({"topology.rtt": "0ms"}, "topology.rtt = '0ms'", "expected a positive time"),
+    ({"topology.rtt_offset": "-1us"}, "topology.rtt_offset = '-1us'", "expected a non-negative time"),
     ({"topology.rttt": "100ms"}, "topology.rttt = '100ms'", "unknown key; allowed keys: kind, bottleneck, rtt"),
     ({"colour": "red"}, "colour = 'red'", "unknown key; allowed keys: name, duration"),
     ({"flows[0].colour": "red"}, "flows[0].colour = 'red'", "unknown key"),
@@ -388,6 +389,19 @@ def test_holds_in_the_rtt_shorten_the_bottleneck_by_half_their_mean_loop(referen
     jittery = base.override({"host_jitter": "90us", "host_holds_in_rtt": True})
     assert jittery.mean_loop_hold_ns() == 90_000
     assert jittery.to_engine_spec()["topology"]["bottleneck_delay_ns"] == one_way - 45_000
+
+
+def test_an_rtt_offset_lengthens_the_loop_but_not_the_buffer(reference_data: dict) -> None:
+    """``rtt_offset`` goes half each way on the bottleneck: a simulated flow's one-way delay
+    grows by half of it, while a buffer in BDP stays the rtt's (an experiment's ``rtt_spread``
+    moves replications along the loop's phase, not their buffers)."""
+    base = Scenario.model_validate(reference_data).override({"duration": "2s", "window": "1s:2s", "flows[1].start": "0s", "topology.buffer": "0.6bdp"})
+    moved = base.override({"topology.rtt_offset": "60us"})
+    assert moved.topology.loop_rtt == tcplab.Time(100 * MS + 60_000)
+    spec, was = moved.to_engine_spec()["topology"], base.to_engine_spec()["topology"]
+    assert (spec["bottleneck_delay_ns"], spec["queue"]) == (was["bottleneck_delay_ns"] + 30_000, was["queue"])
+    owd = [tcplab.simulate(s, seed=1).flows["owd_min_ns"].min() for s in (base, moved)]
+    assert owd[1] - owd[0] == 30_000
 
 
 def test_holds_in_the_rtt_need_a_dumbbell() -> None:

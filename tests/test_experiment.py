@@ -202,6 +202,9 @@ def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, value
         ({"metrics": ["jfi", "fairness"]}, "metrics[1] = 'fairness': expected one of jfi, mean_jt"),
         ({"runs": 5}, "runs = 5: unknown key; allowed keys: name, description, seed, replications"),
         ({"window": "300s:120s"}, "window = '300s:120s': expected a window"),
+        ({"rtt_spread": "0us"}, "rtt_spread = '0us': expected a time above 0 like '120us'"),
+        ({"rtt_spread": 120}, "rtt_spread = 120: expected a time above 0 like '120us'"),
+        ({"rtt_spread": "-5us"}, "rtt_spread = '-5us': expected a time above 0 like '120us'"),
     ],
 )
 def test_bad_experiments_name_field_value_and_allowed(tmp_path: Path, capsys, change: dict, message: str) -> None:
@@ -304,7 +307,7 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
     assert runs and len({r.run_id for r in runs}) == len(runs)
     if path.stem.endswith("-quick"):  # minutes, not hours
         assert exp.replications <= 2 and runs[0].scenario.duration.seconds <= 120
-    elif path.stem == "validation":  # the fidelity grid: 3 replications of 120 s (docs/validation.md)
+    elif path.stem in ("validation", "validation-phased"):  # the fidelity grid: 3 replications of 120 s (docs/validation.md)
         assert exp.replications == 3 and runs[0].scenario.duration.seconds == 120
     elif path.stem == "validation-single":  # its flow 1 alone: one deterministic 30-s run per cell
         assert exp.replications == 1 and runs[0].scenario.duration.seconds == 30 and len(runs[0].scenario.flows) == 1
@@ -313,3 +316,41 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
         assert exp.replications == replications and len(runs) == n_runs and runs[0].scenario.duration.seconds == 120
     else:
         assert exp.replications == 5  # every paper ran each point five times
+
+
+def test_rtt_spread_sets_the_replications_evenly_over_the_span_in_both_backends() -> None:
+    """With ``rtt_spread`` replication r of R runs with its round trip longer by (r − ½)·spread/R:
+    the same offsets in the simulator and on the testbed, each way half on the bottleneck, the
+    buffer still the rtt's BDP; without it nothing changes."""
+    data = small()
+    data["replications"] = 4
+    plain = parse_experiment(data)
+    spread = parse_experiment({**data, "rtt_spread": "120us"})
+    assert [spread.rtt_offset_ns(r) for r in range(1, 5)] == [15_000, 45_000, 75_000, 105_000]
+    assert all(r.scenario.topology.rtt_offset is None for r in plain.runs())
+    for backend in ("sim", "testbed"):
+        runs = spread.runs(backend)
+        for run, unspread in zip(runs, plain.runs(backend), strict=True):
+            assert (run.point, run.seed) == (unspread.point, unspread.seed)
+            offset = run.scenario.topology.rtt_offset.ns
+            assert offset == spread.rtt_offset_ns(run.replication)
+            assert run.scenario.topology.loop_rtt.ns == unspread.scenario.topology.rtt.ns + offset
+            spec, was = run.scenario.to_engine_spec()["topology"], unspread.scenario.to_engine_spec()["topology"]
+            assert spec["bottleneck_delay_ns"] == was["bottleneck_delay_ns"] + offset // 2
+            assert spec["queue"] == was["queue"]
+            assert run.run_id != unspread.run_id  # another round trip, another run
+            assert scenario_json(run.scenario)["topology"]["rtt_offset"] == f"{offset // 1000}us"
+        assert "rtt_offset" not in scenario_json(plain.runs(backend)[0].scenario)["topology"]
+    # An offset set in the scenario is where the spread starts from.
+    data["scenario"]["topology"]["rtt_offset"] = "1ms"
+    assert parse_experiment({**data, "rtt_spread": "120us"}).runs()[0].scenario.topology.rtt_offset.ns == 1_015_000
+
+
+def test_rtt_spread_needs_a_dumbbell() -> None:
+    data = small()
+    data["scenario"]["topology"] = {"kind": "graph", "nodes": ["a", "b"], "links": [{"from": "a", "to": "b", "rate": "10Mbps"}, {"from": "b", "to": "a", "rate": "10Mbps"}]}
+    for flow in data["scenario"]["flows"]:
+        flow.update({"src": "a", "dst": "b"})
+    data.pop("sweep", None)
+    with pytest.raises(ScenarioError, match=r"^rtt_spread = '120us': expected a dumbbell topology"):
+        parse_experiment({**data, "rtt_spread": "120us"})

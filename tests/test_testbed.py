@@ -113,6 +113,28 @@ def test_calibration_takes_the_paths_own_round_trip_out_of_the_routers_delay() -
     _assert_nothing_left()
 
 
+def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The testbed builds its path for rtt + rtt_offset (the router delays each way by half of it,
+    less half the path's overhead), and sizes a buffer in BDP by the rtt alone, as the simulator
+    does."""
+    opened: list[tuple[int, dict]] = []
+
+    class Opened(Exception):
+        pass
+
+    def session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict, *rest: object) -> None:
+        opened.append((rtt_ns, queue))
+        raise Opened
+
+    monkeypatch.setattr(testbed.experiment, "_session", session)
+    base = testbed.load(QUICK).override({"topology.buffer": "0.6bdp"})
+    for scenario in (base, base.override({"topology.rtt_offset": "60us"})):
+        with pytest.raises(Opened):
+            testbed.run(scenario)
+    assert [rtt for rtt, _ in opened] == [base.topology.rtt.ns, base.topology.rtt.ns + 60_000]
+    assert opened[0][1] == opened[1][1] == {"kind": "droptail", "limit_pkts": round(0.6 * 100e6 * base.topology.rtt.ns / 8e9 / 1500)}
+
+
 def test_calibration_judges_both_tolerances() -> None:
     good = Calibration(50.0, PingStats(2, 50.4, 50.5, 50.6), 100_000_000, 99_000_000)
     assert good.ok and good.problems() == []

@@ -225,11 +225,21 @@ class Dumbbell(_Model):
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
     loss: Probability = Field(0.0, description="random loss probability on the forward bottleneck")
     reverse_loss: Probability = Field(0.0, description="random loss probability on the reverse (ACK) bottleneck")
+    rtt_offset: Optional[NonNegativeTime] = Field(
+        None,
+        description="delay added to the round trip, half each way on the bottleneck, that the BDP a buffer in 'bdp' is sized by leaves out "
+        "(an experiment's rtt_spread sets it per replication)",
+    )
+
+    @property
+    def loop_rtt(self) -> Time:
+        """The round trip's delay: ``rtt`` plus ``rtt_offset``."""
+        return Time(self.rtt.ns + (self.rtt_offset.ns if self.rtt_offset is not None else 0))
 
     @property
     def bottleneck_delay(self) -> Time:
-        """One-way bottleneck propagation delay: rtt/2 − 2·access_delay (rounded down to 1 ns)."""
-        return Time(self.rtt.ns // 2 - 2 * self.access_delay.ns)
+        """One-way bottleneck propagation delay: (rtt + rtt_offset)/2 − 2·access_delay (rounded down to 1 ns)."""
+        return Time(self.loop_rtt.ns // 2 - 2 * self.access_delay.ns)
 
 
 class Link(_Model):

@@ -32,7 +32,7 @@ from typing import Any
 
 from .config import Dumbbell, Scenario, TcpFlow, read_toml, set_path
 from .errors import MISSING, ScenarioError
-from .units import UnitError, Window
+from .units import Time, UnitError, Window
 
 __all__ = ["Experiment", "Axis", "Run", "load_experiment", "parse_experiment", "replication_seed", "run_id", "METRICS"]
 
@@ -48,7 +48,7 @@ METRICS: dict[str, str] = {
 }
 
 #: Keys an experiment file may use at its top level.
-KEYS = ("name", "description", "seed", "replications", "window", "metrics", "profile", "scenario", "pairs", "sweep")
+KEYS = ("name", "description", "seed", "replications", "rtt_spread", "window", "metrics", "profile", "scenario", "pairs", "sweep")
 #: Stack profiles of the testbed backend (``profile`` key, ``tcplab run --profile``).
 PROFILES = ("default", "tuned")
 PAIR_KEYS = ("flow1", "flow2", "both_orders")
@@ -208,6 +208,8 @@ class Experiment:
     profile: str = "default"  # the testbed's stack profile (the simulator has none)
     #: variant names accepted beyond the simulator's (a backend's: the testbed kernel's)
     extra_variants: tuple[str, ...] = ()
+    #: The span the replications' round trips spread over (``rtt_spread``), ns; None: all at the rtt.
+    rtt_spread_ns: int | None = None
 
     @property
     def definition_hash(self) -> str:
@@ -264,9 +266,26 @@ class Experiment:
                     set_path(data, path, value)
         return data
 
+    def rtt_offset_ns(self, replication: int) -> int:
+        """The round-trip offset of replication ``replication`` (1-based) of R: (r − ½)·spread/R,
+        to the nearest ns, so that the replications sit evenly over the spread; 0 without one."""
+        if self.rtt_spread_ns is None:
+            return 0
+        return round((2 * replication - 1) * self.rtt_spread_ns / (2 * self.replications))
+
+    def _at_offset(self, scenario: Scenario, replication: int) -> Scenario:
+        """``scenario`` with the replication's round-trip offset added to its ``topology.rtt_offset``."""
+        if self.rtt_spread_ns is None:
+            return scenario
+        topo = scenario.topology
+        assert isinstance(topo, Dumbbell), "checked when the file was read"
+        offset = (topo.rtt_offset.ns if topo.rtt_offset is not None else 0) + self.rtt_offset_ns(replication)
+        return scenario.model_copy(update={"topology": topo.model_copy(update={"rtt_offset": Time(offset)})})
+
     def runs(self, backend: str = "sim") -> list[Run]:
         """Every run of the grid: replication outermost (a partial sweep covers the whole grid
-        early), then the flow pairs, then the axes in file order."""
+        early), then the flow pairs, then the axes in file order. With ``rtt_spread``, each
+        replication's round trip is longer by its :meth:`rtt_offset_ns`."""
         resolved: list[tuple[dict[str, Any], Scenario]] = []
         for point in self.points():
             try:
@@ -278,7 +297,7 @@ class Experiment:
         for r in range(1, self.replications + 1):
             seed = replication_seed(self.seed, r)
             for point, scenario in resolved:
-                s = scenario.model_copy(update={"seed": seed})
+                s = self._at_offset(scenario.model_copy(update={"seed": seed}), r)
                 key = run_id(s, backend, seed, self.profile if backend == "testbed" else None)
                 full = {**point, "replication": r}
                 if key in seen:
@@ -332,6 +351,15 @@ def parse_experiment(
     replications = data.get("replications", 1)
     if isinstance(replications, bool) or not isinstance(replications, int) or replications < 1:
         raise _error("replications", replications, "expected an integer >= 1")
+    rtt_spread = data.get("rtt_spread")
+    if rtt_spread is not None:
+        allowed = "expected a time above 0 like '120us': the span the replications' round trips spread over (one packet's time at the bottleneck, 120us at 100 Mb/s, spans the loop's phase)"
+        try:
+            spread = Time.coerce(rtt_spread)
+        except UnitError:
+            raise _error("rtt_spread", rtt_spread, allowed) from None
+        if spread.ns <= 0:
+            raise _error("rtt_spread", rtt_spread, allowed)
     window = data.get("window")
     if window is not None:
         try:
@@ -374,6 +402,7 @@ def parse_experiment(
         path=path,
         profile=profile,
         extra_variants=tuple(extra_variants),
+        rtt_spread_ns=None if rtt_spread is None else spread.ns,
     )
     _check_values(exp)
     return exp
@@ -502,9 +531,11 @@ def _check_values(exp: Experiment) -> None:
     first = {axis.key: axis.values[0] for axis in axes}
     # The base alone (with the first value of every axis).
     try:
-        exp.scenario(first)
+        base = exp.scenario(first)
     except ScenarioError as e:
         raise _blame(exp, first, e) from None
+    if exp.rtt_spread_ns is not None and not isinstance(base.topology, Dumbbell):
+        raise _error("rtt_spread", exp.definition["rtt_spread"], "expected a dumbbell topology (a graph has no rtt: its links set their own delays)")
     for axis in axes:
         for value in axis.values[1:]:
             point = {**first, axis.key: value}

@@ -589,7 +589,8 @@ def run(
     ``calibration``: the path's calibration made beforehand (:func:`sweep_calibration`; a string
     is the error of one that failed, and the run is not made); without it the run pings its path
     itself, after measuring the path's own overhead when ``compensate``. The router's delay is
-    rtt/2 less half the overhead, the calibration's or the run's own. ``meta["valid"]`` is False,
+    (rtt + rtt_offset)/2 less half the overhead, the calibration's or the run's own (a sweep
+    calibrates at the rtt alone: the offset is a few microseconds of the loop's phase). ``meta["valid"]`` is False,
     with ``meta["invalid_reason"]``, when the calibration is off (ping RTT more than 1 ms off the
     setting, UDP rate more than 2 % off the bottleneck), the router's timer lateness p99.9
     exceeds 1 ms, or the router lost packets outside the queue.
@@ -612,7 +613,7 @@ def run(
     duration_ns = scenario.duration.ns
     overhead_ns = 0 if calibration is None else calibration.overhead_ns
     measure = calibration is None and compensate
-    with _session(n, topo.bottleneck.bps, topo.rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure) as bed:
+    with _session(n, topo.bottleneck.bps, topo.loop_rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure) as bed:
         rtts = None
         if calibration is None:
             rtts = bed.ping(100)
@@ -626,7 +627,7 @@ def run(
             shutil.move(bed.router.pcap_path, router_pcap)
     if calibration is None:
         assert rtts is not None
-        calibration = Calibration(topo.rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {}, bed.overhead_ns, bed.uncorrected)
+        calibration = Calibration(topo.loop_rtt.ns / 1e6, rtts, topo.bottleneck.bps, None, None, {}, bed.overhead_ns, bed.uncorrected)
         source = "this run (ping)"
     else:
         source = "the sweep's calibration of this RTT and bottleneck"
