@@ -202,7 +202,20 @@ KERNEL_PHASE = {
         "200.09ms": (1.51,),
         "200.105ms": (1.23,),
     },
+    # Next to CUBIC at 25 ms / 0.6 BDP (125 packets; 126 at 25.105 ms, the BDP's rounding).
+    "cubic-25ms": {
+        "25.00ms": (40.34,),
+        "25.015ms": (31.42,),
+        "25.03ms": (33.73,),
+        "25.045ms": (38.72,),
+        "25.06ms": (35.26,),
+        "25.075ms": (35.47,),
+        "25.09ms": (42.60,),
+        "25.105ms": (58.89,),
+    },
 }
+#: What a cell changes in scenarios/validation-phase.toml (Reno next to BBR at 0.2 BDP).
+PHASE_CELL = {"cubic-25ms": {"topology.buffer": "0.6bdp", "flows[1].variant": "cubic"}}
 
 
 def _reno_over_the_period(cell: str) -> tuple[list[float], list[float]]:
@@ -210,7 +223,8 @@ def _reno_over_the_period(cell: str) -> tuple[list[float], list[float]]:
     base = tcplab.load_scenario(ROOT / "scenarios" / "validation-phase.toml")
     sim, kernel = [], []
     for rtt, runs in KERNEL_PHASE[cell].items():
-        summaries = [tcplab.simulate(base.override({"topology.rtt": rtt}), seed=seed).summary() for seed in range(1, 11)]
+        scenario = base.override({**PHASE_CELL.get(cell, {}), "topology.rtt": rtt})
+        summaries = [tcplab.simulate(scenario, seed=seed).summary() for seed in range(1, 11)]
         sim.append(sum(float(s.loc[s["flow"] == "flow1", "throughput_mbps"].iloc[0]) for s in summaries) / len(summaries))
         kernel.append(sum(runs) / len(runs))
     return sim, kernel
@@ -236,3 +250,15 @@ def test_reno_next_to_bbr_at_long_rtts_over_the_period_as_on_the_kernel(cell: st
     # under the kernel's three runs at 100 ms and 9-13% over at 200 ms.
     sim, kernel = _reno_over_the_period(cell)
     assert abs(sum(sim) / sum(kernel) - 1) <= 0.05, (sim, kernel)
+
+
+def test_reno_next_to_cubic_at_25ms_over_the_period_as_on_the_kernel() -> None:
+    # At the grid's one round trip the kernel's Reno got 35.5 Mb/s in six runs (compensated
+    # router) and the simulator's 39-42. Over eight round trips 15 us apart (one uncompensated
+    # kernel run each) the kernel's spans 31.4-58.9 Mb/s, the simulator's (10 seeds each)
+    # 35.9-45.2, and the means agree: 39.81 against 39.55 (+0.7%; +8% without the kernel's
+    # 58.9). A CUBIC cell's kernel runs also scatter at one setting (2-6 Mb/s), so the bound is
+    # the study's 10%.
+    sim, kernel = _reno_over_the_period("cubic-25ms")
+    assert abs(sum(sim) / sum(kernel) - 1) <= 0.10, (sim, kernel)
+    assert max(kernel) >= 1.2 * min(kernel) and max(sim) >= 1.1 * min(sim), (sim, kernel)
