@@ -56,6 +56,19 @@ def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: st
     assert {r.run_id for r in runs} == _keys(DATA / store)
 
 
+def test_the_phased_testbed_store_holds_runs_of_its_experiment() -> None:
+    # Made in part (52 valid runs, replications 1 and 2 of the 3; two interrupted runs stored
+    # invalid): each run sits at its replication's round-trip offset, so its key is one of the
+    # experiment's and `tcplab run experiments/validation-phased.toml --backend testbed --store
+    # docs/data/validation-phased-testbed.duckdb --redo-invalid` resumes the rest.
+    runs = load_experiment(ROOT / "experiments" / "validation-phased.toml").runs("testbed")
+    stored = _keys(DATA / "validation-phased-testbed.duckdb")
+    assert len(stored) == 54 and stored <= {r.run_id for r in runs}
+    with duckdb.connect(str(DATA / "validation-phased-testbed.duckdb"), read_only=True) as db:
+        offsets = db.execute("SELECT DISTINCT replication, scenario->>'$.topology.rtt_offset' FROM runs ORDER BY 1").fetchall()
+    assert offsets == [(1, "20us"), (2, "60us")]
+
+
 def _with_old_keys(store: Path, n: int) -> dict[str, str]:
     """Put the first ``n`` runs of ``store`` back under the keys tcplab gave them before; returns
     {current key: old key}."""
