@@ -57,8 +57,8 @@ def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: st
 
 
 def test_the_phased_testbed_store_holds_runs_of_its_experiment() -> None:
-    # Made in part (52 valid runs, replications 1 and 2 of the 3; two interrupted runs stored
-    # invalid): each run sits at its replication's round-trip offset, so its key is one of the
+    # Made in part (52 valid runs, replications 1 and 2 of the 3; two runs whose namespaces
+    # were removed under them stored invalid): each run sits at its replication's round-trip offset, so its key is one of the
     # experiment's and `tcplab run experiments/validation-phased.toml --backend testbed --store
     # docs/data/validation-phased-testbed.duckdb --redo-invalid` resumes the rest.
     runs = load_experiment(ROOT / "experiments" / "validation-phased.toml").runs("testbed")
