@@ -284,6 +284,27 @@ def test_clean_removes_what_a_killed_run_left() -> None:
     _assert_nothing_left()
 
 
+def test_clean_refuses_while_a_run_is_live_and_sigterm_stops_the_run_cleanly() -> None:
+    runner = subprocess.Popen([sys.executable, "-m", "tcplab", "testbed", "run", str(QUICK), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not processes("iperf3 -c"):
+            time.sleep(0.1)
+        assert processes("iperf3 -c"), "the run never started its flows"
+        p = subprocess.run([sys.executable, "-m", "tcplab", "testbed", "clean"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1
+        assert f"a testbed run is active (pid {runner.pid})" in p.stderr and "--force" in p.stderr, p.stderr
+        assert len(netns()) == 5 and processes("iperf3 -c"), "clean touched the live run"
+        runner.send_signal(signal.SIGTERM)
+        _, err = runner.communicate(timeout=30)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    _assert_nothing_left()
+
+
 def test_missing_tools_are_named_with_the_install_command() -> None:
     env = {**os.environ, "PATH": "/nonexistent"}
     p = subprocess.run([sys.executable, "-m", "tcplab", "testbed", "run", str(QUICK)], capture_output=True, text=True, env=env, timeout=60)

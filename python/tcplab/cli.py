@@ -230,7 +230,8 @@ def _add_testbed(commands: Any) -> None:
     run.add_argument("--router-pcap", metavar="FILE", help="write what the bottleneck's queue receives (data toward the receivers), with the router's arrival times, as a pcap")
     run.add_argument("--uncompensated", action="store_true", help=uncompensated)
     run.add_argument("-q", "--quiet", action="store_true", help="print no table")
-    sub.add_parser("clean", help="remove what a killed testbed run left (tcplab- namespaces, their links and processes)")
+    clean = sub.add_parser("clean", help="remove what a killed testbed run left (tcplab- namespaces, their links and processes); refuses while a run is active")
+    clean.add_argument("--force", action="store_true", help="remove the testbed even under an active run (that run is then recorded as invalid)")
 
 
 def _version_text() -> str:

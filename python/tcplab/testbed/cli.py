@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, TcplabError
 from ..units import Rate, Time, UnitError
-from . import experiment, tools, topology
+from . import experiment, tools
 
 
 def _quantity(parse: Callable[[str], Any], flag: str, text: str, example: str) -> Any:
@@ -105,9 +105,13 @@ def _run(args: argparse.Namespace, outputs: Callable[[argparse.Namespace], list[
     return 0
 
 
-def _clean() -> int:
+def _clean(args: argparse.Namespace) -> int:
     tools.require(("ip",))
-    removed = topology.clean()
+    try:
+        removed = experiment.clean(force=args.force)
+    except TcplabError as e:
+        print(f"tcplab: {e}", file=sys.stderr)
+        return 1
     print(f"removed {', '.join(removed)}" if removed else "nothing to remove")
     return 0
 
@@ -119,7 +123,7 @@ def testbed_command(args: argparse.Namespace, outputs: Callable[[argparse.Namesp
             return _calibrate(args)
         if args.testbed_command == "run":
             return _run(args, outputs, print_table)
-        return _clean()
+        return _clean(args)
     except (tools.MissingTool, tools.ToolError) as e:
         print(f"tcplab: {e}", file=sys.stderr)
         return 1

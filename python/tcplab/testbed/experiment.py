@@ -40,7 +40,7 @@ from . import stack as stacks_, tools, topology
 from .stack import FlowStack
 from .topology import FWD_TUN, REV_TUN, ROUTER_NS
 
-__all__ = ["run", "check", "calibrate", "sweep_calibration", "Calibration", "PROFILES", "router_binary", "LATENESS_LIMIT_NS", "STALL_LIMIT_NS", "FLOW_PORT_BASE", "LOCK_PATH"]
+__all__ = ["run", "check", "calibrate", "clean", "sweep_calibration", "Calibration", "PROFILES", "router_binary", "LATENESS_LIMIT_NS", "STALL_LIMIT_NS", "FLOW_PORT_BASE", "LOCK_PATH"]
 
 #: A run whose router released packets later than this at the 99.9th percentile is invalid.
 LATENESS_LIMIT_NS = 1_000_000
@@ -125,7 +125,9 @@ def router_binary() -> str:
 
 
 @contextlib.contextmanager
-def _lock() -> Iterator[None]:
+def _lock(busy: str = "another testbed run is active (pid {pid}); wait for it or stop it and run 'tcplab testbed clean'") -> Iterator[None]:
+    """Hold the testbed's lock (one run at a time), writing our pid into it; ``busy`` (with
+    ``{pid}``, the holder's) is the error when another process keeps it for 10 s."""
     LOCK_PATH.parent.mkdir(parents=True, exist_ok=True)
     with open(LOCK_PATH, "a+") as f:
         deadline = time.monotonic() + 10  # a killed run's clean-up may still hold it briefly
@@ -137,7 +139,7 @@ def _lock() -> Iterator[None]:
                 if time.monotonic() > deadline:
                     f.seek(0)
                     holder = f.read().strip() or "?"
-                    raise TcplabError(f"another testbed run is active (pid {holder}); wait for it or stop it and run 'tcplab testbed clean'") from None
+                    raise TcplabError(busy.format(pid=holder)) from None
                 time.sleep(0.1)
         f.seek(0)
         f.truncate()
@@ -149,6 +151,18 @@ def _lock() -> Iterator[None]:
             f.seek(0)
             f.truncate()
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def clean(*, force: bool = False) -> list[str]:
+    """Remove what a killed run left (:func:`topology.clean`), holding the testbed's lock so no
+    run starts meanwhile. While a live run holds the lock this refuses: removing its namespaces
+    would kill its iperf3 and the run would be stored as invalid. ``force`` cleans regardless."""
+    if force:
+        return topology.clean()
+    busy = ("a testbed run is active (pid {pid}): stop it with SIGTERM or Ctrl-C and it removes its own testbed; "
+            "'tcplab testbed clean --force' removes it under the run, which then records that run as invalid")
+    with _lock(busy):
+        return topology.clean()
 
 
 class _Watchdog:
