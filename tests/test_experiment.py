@@ -282,6 +282,7 @@ MORE_RUNS = {
     "validation-timed": (2, 24),  # the 200 and 400 ms cells, series placed at the data
     "validation-timed-near": (3, 54),  # the 25, 50 and 100 ms cells, series placed at the data
     "validation-spread": (3, 18),  # six cells next to CUBIC, on validation-timed-near's machine
+    "validation-phased-cubic": (4, 24),  # six cells next to CUBIC, at four more round-trip offsets
 }
 
 

@@ -46,6 +46,8 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-timed.toml", "validation-timed-testbed.duckdb"),
         ("validation-timed-near.toml", "validation-timed-near-testbed.duckdb"),
         ("validation-spread.toml", "validation-spread-testbed.duckdb"),
+        ("validation-phased.toml", "validation-phased-testbed.duckdb"),
+        ("validation-phased-cubic.toml", "validation-phased-cubic-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
@@ -56,17 +58,18 @@ def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: st
     assert {r.run_id for r in runs} == _keys(DATA / store)
 
 
-def test_the_phased_testbed_store_holds_runs_of_its_experiment() -> None:
-    # Made in part (52 valid runs, replications 1 and 2 of the 3; two runs whose namespaces
-    # were removed under them stored invalid): each run sits at its replication's round-trip offset, so its key is one of the
-    # experiment's and `tcplab run experiments/validation-phased.toml --backend testbed --store
-    # docs/data/validation-phased-testbed.duckdb --redo-invalid` resumes the rest.
-    runs = load_experiment(ROOT / "experiments" / "validation-phased.toml").runs("testbed")
-    stored = _keys(DATA / "validation-phased-testbed.duckdb")
-    assert len(stored) == 54 and stored <= {r.run_id for r in runs}
-    with duckdb.connect(str(DATA / "validation-phased-testbed.duckdb"), read_only=True) as db:
-        offsets = db.execute("SELECT DISTINCT replication, scenario->>'$.topology.rtt_offset' FROM runs ORDER BY 1").fetchall()
-    assert offsets == [(1, "20us"), (2, "60us")]
+@pytest.mark.parametrize(
+    ("store", "offsets"),
+    [
+        ("validation-phased-testbed.duckdb", [(1, "20us"), (2, "60us"), (3, "100us")]),
+        ("validation-phased-cubic-testbed.duckdb", [(1, "15us"), (2, "45us"), (3, "75us"), (4, "105us")]),
+    ],
+)
+def test_the_phased_testbed_runs_sit_at_their_replications_offsets(store: str, offsets: list[tuple[int, str]]) -> None:
+    # rtt_spread = "120us": replication r of R ran with its round trip longer by (r - 1/2) x 120 us / R.
+    with duckdb.connect(str(DATA / store), read_only=True) as db:
+        stored = db.execute("SELECT DISTINCT replication, scenario->>'$.topology.rtt_offset' FROM runs ORDER BY 1").fetchall()
+    assert stored == offsets
 
 
 def _with_old_keys(store: Path, n: int) -> dict[str, str]:
