@@ -283,6 +283,8 @@ MORE_RUNS = {
     "validation-timed-near": (3, 54),  # the 25, 50 and 100 ms cells, series placed at the data
     "validation-spread": (3, 18),  # six cells next to CUBIC, on validation-timed-near's machine
     "validation-phased-cubic": (4, 24),  # six cells next to CUBIC, at four more round-trip offsets
+    "validation-phased-cubic25": (6, 18),  # the three 25 ms cells next to CUBIC, at six more offsets
+    "validation-phased-400": (2, 8),  # the four 400 ms cells at 0.6 and 1.0 BDP, at two more offsets
 }
 
 

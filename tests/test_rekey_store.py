@@ -48,6 +48,8 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-spread.toml", "validation-spread-testbed.duckdb"),
         ("validation-phased.toml", "validation-phased-testbed.duckdb"),
         ("validation-phased-cubic.toml", "validation-phased-cubic-testbed.duckdb"),
+        ("validation-phased-cubic25.toml", "validation-phased-cubic25-testbed.duckdb"),
+        ("validation-phased-400.toml", "validation-phased-400-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
@@ -63,6 +65,8 @@ def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: st
     [
         ("validation-phased-testbed.duckdb", [(1, "20us"), (2, "60us"), (3, "100us")]),
         ("validation-phased-cubic-testbed.duckdb", [(1, "15us"), (2, "45us"), (3, "75us"), (4, "105us")]),
+        ("validation-phased-cubic25-testbed.duckdb", [(1, "10us"), (2, "30us"), (3, "50us"), (4, "70us"), (5, "90us"), (6, "110us")]),
+        ("validation-phased-400-testbed.duckdb", [(1, "30us"), (2, "90us")]),
     ],
 )
 def test_the_phased_testbed_runs_sit_at_their_replications_offsets(store: str, offsets: list[tuple[int, str]]) -> None:
