@@ -27,6 +27,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_captured_testbed_run_gives_the_hosts_holds_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "loop"
     r = _run(str(SCENARIO), str(out), "--start", "12", "--length", "5", "--table")
+    if r.returncode == 1 and "testbed run INVALID: router timer lateness" in r.stderr:
+        # Six dumpcaps beside the router on two cores: a burst of other load on the machine can
+        # push the router's p99.9 lateness past 1 ms, and the testbed then rightly refuses the
+        # run (as a sweep stores it invalid, to be made again). Once more, as --redo-invalid would.
+        out = tmp_path / "loop-again"
+        r = _run(str(SCENARIO), str(out), "--start", "12", "--length", "5", "--table")
     assert r.returncode == 0, r.stderr + r.stdout
     for name in ("r1", "r2", "rtr1", "rtr2", "rts1", "rts2"):
         assert (out / f"{name}.pcapng").stat().st_size > 100_000, name
