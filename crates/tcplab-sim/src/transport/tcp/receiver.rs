@@ -561,16 +561,13 @@ mod tests {
     fn ooo_index_agrees_with_a_binary_search_over_the_ranges() {
         let mut r = rx(false);
         let mut out = vec![];
-        let mut state = 0x9e37_79b9_u64;
+        let mut rng = crate::rng::Rng::stream(1, crate::rng::Stream::LinkLoss, 0);
         let (mut checked, mut most) = (0, 0);
         for _ in 0..3000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
             // Mostly just past the newest range, sometimes into an older hole; never segment 0,
             // so nothing is delivered in order and the ranges pile up.
             let top = r.ooo.back().map_or(2, |l| l.end);
-            let seq = if state % 4 == 0 { 1 + (state >> 8) as u32 % top } else { top + (state >> 8) as u32 % 3 };
+            let seq = if rng.chance(0.25) { 1 + rng.below(top as u64 - 1) as u32 } else { top + rng.below(3) as u32 };
             r.on_data(&data(seq), 0, &mut out);
             most = most.max(r.ooo.len());
             for q in 0..=r.ooo.back().map_or(0, |l| l.end) + 2 {
