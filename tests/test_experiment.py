@@ -285,6 +285,8 @@ MORE_RUNS = {
     "validation-phased-cubic": (4, 24),  # six cells next to CUBIC, at four more round-trip offsets
     "validation-phased-cubic25": (6, 18),  # the three 25 ms cells next to CUBIC, at six more offsets
     "validation-phased-400": (2, 8),  # the four 400 ms cells at 0.6 and 1.0 BDP, at two more offsets
+    "validation-phased-c25-06": (8, 8),  # Reno next to CUBIC at 25 ms / 0.6 BDP, at eight more offsets
+    "validation-phased-c400": (10, 10),  # Reno next to CUBIC at 400 ms / 1.0 BDP, at ten more offsets
 }
 
 

@@ -50,6 +50,8 @@ def _keys(store: Path, table: str = "runs") -> set[str]:
         ("validation-phased-cubic.toml", "validation-phased-cubic-testbed.duckdb"),
         ("validation-phased-cubic25.toml", "validation-phased-cubic25-testbed.duckdb"),
         ("validation-phased-400.toml", "validation-phased-400-testbed.duckdb"),
+        ("validation-phased-c25-06.toml", "validation-phased-c25-06-testbed.duckdb"),
+        ("validation-phased-c400.toml", "validation-phased-c400-testbed.duckdb"),
     ],
 )
 def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: str, store: str) -> None:
@@ -67,6 +69,8 @@ def test_the_committed_testbed_stores_hold_their_experiments_runs(experiment: st
         ("validation-phased-cubic-testbed.duckdb", [(1, "15us"), (2, "45us"), (3, "75us"), (4, "105us")]),
         ("validation-phased-cubic25-testbed.duckdb", [(1, "10us"), (2, "30us"), (3, "50us"), (4, "70us"), (5, "90us"), (6, "110us")]),
         ("validation-phased-400-testbed.duckdb", [(1, "30us"), (2, "90us")]),
+        ("validation-phased-c25-06-testbed.duckdb", [(r, f"{(r - 0.5) * 15:g}us") for r in range(1, 9)]),
+        ("validation-phased-c400-testbed.duckdb", [(r, f"{(r - 0.5) * 12:g}us") for r in range(1, 11)]),
     ],
 )
 def test_the_phased_testbed_runs_sit_at_their_replications_offsets(store: str, offsets: list[tuple[int, str]]) -> None:
