@@ -160,6 +160,14 @@ pub struct TcpSender {
     default_pacing_rate: bool,
     /// New data leaves in TSO bursts (the flow's `tso`).
     tso: bool,
+    /// Segments of new data left in the write queue's head skb (0: the next one starts). The
+    /// application's data waits in skbs of `tcp_xmit_size_goal` (45 segments of 1448 bytes); a
+    /// burst never spans two, and a head skb's rest that fits is sent without deferring.
+    skb_left: u32,
+    /// Segments in the skb after the head (0: a whole one of `tcp_xmit_size_goal`).
+    skb_next: u32,
+    /// The largest receive window the peer has offered, segments (Linux `max_window`).
+    max_wnd_segs: u32,
     /// Linux's default pacing rate of an unpaced `tso` flow, bit/s: it only sizes the bursts
     /// (Linux sets `sk_pacing_rate` on every ACK for that, paced or not).
     sizing_rate_bps: u64,
@@ -233,6 +241,9 @@ impl TcpSender {
             pace_horizon_ns: if spec.fq_pacing { FQ_HORIZON_NS } else { 0 },
             default_pacing_rate: spec.pacing && !cong_control,
             tso: spec.tso,
+            skb_left: 0,
+            skb_next: 0,
+            max_wnd_segs: if spec.rcvbuf_autotuning { wnd.min(syn_wnd) } else { wnd },
             sizing_rate_bps: u64::MAX,
             rto_timer: TimerSlot::default(),
             xmit_timer: XmitTimer::Rto,
@@ -591,10 +602,24 @@ impl TcpSender {
         segs.max(self.cc.min_tso_segs(&self.tp).unwrap_or(MIN_TSO_SEGS))
     }
 
+    /// Linux `tcp_xmit_size_goal`: the size of the skbs the application's data is queued in, 64 KB
+    /// (`sk_gso_max_size`) or half the largest window offered if less, in whole segments.
+    fn take_next_skb(&mut self) -> u32 {
+        match std::mem::take(&mut self.skb_next) {
+            0 => self.skb_size_goal(),
+            n => n,
+        }
+    }
+
+    fn skb_size_goal(&self) -> u32 {
+        let half_wnd = self.max_wnd_segs as u64 * self.mss_bytes as u64 / 2;
+        (GSO_MAX_BYTES.min(half_wnd) / self.mss_bytes as u64).max(1) as u32
+    }
+
     /// Linux `tcp_tso_should_defer`: with `room` segments of cwnd free, less than a burst of
     /// `goal`, wait for the ACK that is about to arrive rather than send a small burst — unless
-    /// in recovery, idle for over 1 ms, a third of the window is free, or no ACK is due within
-    /// min(1 ms, srtt/2).
+    /// in recovery, idle for over 1 ms, the rest of the head skb fits (it will get no more data),
+    /// a third of the window is free, or no ACK is due within min(1 ms, srtt/2).
     fn tso_should_defer(&self, now: Nanos, room: u32, goal: u32) -> bool {
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Loss) {
             return false;
@@ -604,7 +629,7 @@ impl TcpSender {
         }
         let send_win = self.wnd_limit_segs.saturating_sub(self.sb.packets_out());
         let limit = room.min(send_win);
-        if limit >= goal || limit * TSO_WIN_DIVISOR >= self.wnd_limit_segs.min(self.tp.snd_cwnd) {
+        if limit >= goal || limit >= self.skb_left || limit * TSO_WIN_DIVISOR >= self.wnd_limit_segs.min(self.tp.snd_cwnd) {
             return false;
         }
         if self.sb.packets_out() == 0 {
@@ -655,12 +680,24 @@ impl TcpSender {
                     // the send window.
                     let room = self.tp.snd_cwnd - self.sb.in_flight();
                     let goal = self.tso_segs();
+                    let quota = goal.min(room).min((self.tp.snd_cwnd / 2).max(1));
+                    if self.skb_left == 0 {
+                        self.skb_left = self.take_next_skb();
+                    }
+                    // Linux `tcp_grow_skb`: a head skb smaller than the quota takes data from the next.
+                    if self.skb_left < quota {
+                        let next = self.take_next_skb();
+                        let pulled = (quota - self.skb_left).min(next);
+                        self.skb_left += pulled;
+                        self.skb_next = next - pulled;
+                    }
                     if self.tso_should_defer(now, room, goal) {
                         self.cwnd_limited = true;
                         return;
                     }
-                    let segs = goal.min(room).min((self.tp.snd_cwnd / 2).max(1)).min(self.wnd_limit_segs - self.sb.packets_out());
+                    let segs = quota.min(self.wnd_limit_segs - self.sb.packets_out()).min(self.skb_left);
                     self.send_new(segs, now, out);
+                    self.skb_left -= segs;
                 }
                 None => self.send_new(1, now, out),
             }
@@ -795,6 +832,7 @@ impl TcpSender {
             // only whole (`tcp_snd_wnd_test`). The modelled reader never lets the window close,
             // so the zero-window probe is not modelled: at least one segment.
             self.wnd_limit_segs = self.static_wnd_segs.min((p.window_bytes() / self.mss_bytes as u64) as u32).max(1);
+            self.max_wnd_segs = self.max_wnd_segs.max(self.wnd_limit_segs);
         }
         self.tp.snd_una = p.ack;
         self.tp.snd_nxt = self.snd_nxt;
