@@ -602,8 +602,8 @@ impl TcpSender {
         segs.max(self.cc.min_tso_segs(&self.tp).unwrap_or(MIN_TSO_SEGS))
     }
 
-    /// Linux `tcp_xmit_size_goal`: the size of the skbs the application's data is queued in, 64 KB
-    /// (`sk_gso_max_size`) or half the largest window offered if less, in whole segments.
+    /// The segments of the skb after the head, which leaves the queue's second place: the rest of
+    /// one a grown head skb took data from, or a whole one.
     fn take_next_skb(&mut self) -> u32 {
         match std::mem::take(&mut self.skb_next) {
             0 => self.skb_size_goal(),
@@ -611,6 +611,8 @@ impl TcpSender {
         }
     }
 
+    /// Linux `tcp_xmit_size_goal`: the size of the skbs the application's data is queued in, 64 KB
+    /// (`sk_gso_max_size`) or half the largest window offered if less, in whole segments.
     fn skb_size_goal(&self) -> u32 {
         let half_wnd = self.max_wnd_segs as u64 * self.mss_bytes as u64 / 2;
         (GSO_MAX_BYTES.min(half_wnd) / self.mss_bytes as u64).max(1) as u32
