@@ -205,6 +205,12 @@ def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, value
         ({"rtt_spread": "0us"}, "rtt_spread = '0us': expected a time above 0 like '120us'"),
         ({"rtt_spread": 120}, "rtt_spread = 120: expected a time above 0 like '120us'"),
         ({"rtt_spread": "-5us"}, "rtt_spread = '-5us': expected a time above 0 like '120us'"),
+        ({"cells": [{"where": {"topology.rtt": "45ms"}, "set": {"tcp.rwnd": "64KB"}}]}, "cells[0].where.topology.rtt = '45ms': expected one of the axis's values: 20ms, 40ms, 60ms"),
+        ({"cells": [{"where": {"topology.buffer": "1bdp"}, "set": {"tcp.rwnd": "64KB"}}]}, "cells[0].where = 'topology.buffer': expected an axis of the grid: flow1, flow2, topology.rtt"),
+        ({"cells": [{"where": {"topology.rtt": "40ms"}, "set": {"tcp.rwnd": "lots"}}]}, "cells[0].set.tcp.rwnd = 'lots': expected a size with a unit"),
+        ({"cells": [{"where": {"flow2": "sack"}, "set": {"topology.rtt": "41ms"}}]}, "cells[0].set = 'topology.rtt': expected a field no axis sets"),
+        ({"cells": [{"where": {"topology.rtt": "40ms"}}]}, "cells[0].set: missing; expected a table of scenario fields and values"),
+        ({"cells": [{"where": {"topology.rtt": "40ms"}, "set": {"tcp.rwnd": "64KB"}, "when": 1}]}, "cells[0].when = 1: unknown key; allowed keys: where, set"),
     ],
 )
 def test_bad_experiments_name_field_value_and_allowed(tmp_path: Path, capsys, change: dict, message: str) -> None:
@@ -221,6 +227,29 @@ def test_bad_experiments_name_field_value_and_allowed(tmp_path: Path, capsys, ch
     err_text = capsys.readouterr().err
     assert err_text.count("\n") == 1 and err_text.startswith("tcplab: error: ") and message in err_text
     assert not store.exists()
+
+
+def test_cells_set_scenario_fields_at_their_points_only() -> None:
+    """``[[cells]]`` sets scenario fields at the points whose axes take every value in ``where``
+    (as validation-phased-holds sets the hosts' holds measured at each round trip): those runs
+    change and no other; the definition hash sees the cells; the testbed, which applies no holds,
+    runs the same runs with or without them."""
+    data = small()
+    plain = parse_experiment(data)
+    holds = ["10us", "20us", "30us"]
+    data["cells"] = [{"where": {"topology.rtt": "40ms", "flow2": "sack"}, "set": {"host_data_holds": holds, "host_ack_holds": holds}}]
+    cells = parse_experiment(data)
+    assert cells.definition_hash != plain.definition_hash
+    hits = 0
+    for run, was in zip(cells.runs(), plain.runs(), strict=True):
+        assert (run.point, run.seed) == (was.point, was.seed)
+        hit = run.point["topology.rtt"] == "40ms" and run.point["flow2"] == "sack"
+        assert [str(h) for h in run.scenario.host_data_holds or []] == (holds if hit else []), run.point
+        assert run.scenario.model_copy(update={"host_data_holds": None, "host_ack_holds": None}) == was.scenario
+        assert (run.run_id != was.run_id) == hit
+        hits += hit
+    assert hits == 2  # one point, two replications
+    assert [r.run_id for r in cells.runs("testbed")] == [r.run_id for r in plain.runs("testbed")]
 
 
 def test_a_window_the_run_cannot_hold_names_the_point() -> None:
@@ -312,7 +341,7 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
     assert runs and len({r.run_id for r in runs}) == len(runs)
     if path.stem.endswith("-quick"):  # minutes, not hours
         assert exp.replications <= 2 and runs[0].scenario.duration.seconds <= 120
-    elif path.stem in ("validation", "validation-phased"):  # the fidelity grid: 3 replications of 120 s (docs/validation.md)
+    elif path.stem in ("validation", "validation-phased", "validation-phased-holds"):  # the fidelity grid: 3 replications of 120 s (docs/validation.md)
         assert exp.replications == 3 and runs[0].scenario.duration.seconds == 120
     elif path.stem == "validation-single":  # its flow 1 alone: one deterministic 30-s run per cell
         assert exp.replications == 1 and runs[0].scenario.duration.seconds == 30 and len(runs[0].scenario.flows) == 1

@@ -48,7 +48,9 @@ METRICS: dict[str, str] = {
 }
 
 #: Keys an experiment file may use at its top level.
-KEYS = ("name", "description", "seed", "replications", "rtt_spread", "window", "metrics", "profile", "scenario", "pairs", "sweep")
+KEYS = ("name", "description", "seed", "replications", "rtt_spread", "window", "metrics", "profile", "scenario", "pairs", "sweep", "cells")
+#: Keys of each ``[[cells]]`` table.
+CELL_KEYS = ("where", "set")
 #: Stack profiles of the testbed backend (``profile`` key, ``tcplab run --profile``).
 PROFILES = ("default", "tuned")
 PAIR_KEYS = ("flow1", "flow2", "both_orders")
@@ -210,6 +212,9 @@ class Experiment:
     extra_variants: tuple[str, ...] = ()
     #: The span the replications' round trips spread over (``rtt_spread``), ns; None: all at the rtt.
     rtt_spread_ns: int | None = None
+    #: ``[[cells]]``: (where, set) — scenario fields (dotted path → value) set at the points whose
+    #: axes take every value in ``where``, after the axes' own.
+    cells: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = ()
 
     @property
     def definition_hash(self) -> str:
@@ -219,13 +224,7 @@ class Experiment:
     @property
     def grid_axes(self) -> tuple[Axis, ...]:
         """Every axis of the grid, the flow pairs (``flow1``, ``flow2``) first."""
-        if not self.pairs:
-            return self.axes
-        return (
-            Axis("flow1", tuple(a for a, _ in self.pairs), ("flows[0].variant",)),
-            Axis("flow2", tuple(b for _, b in self.pairs), ("flows[1].variant",)),
-            *self.axes,
-        )
+        return (*_pair_axes(self.pairs), *self.axes)
 
     @property
     def axis_keys(self) -> list[str]:
@@ -264,7 +263,16 @@ class Experiment:
             if key in by_key:
                 for path in by_key[key].paths:
                     set_path(data, path, value)
+        for _, settings in self._cells_at(point):
+            for path, value in settings.items():
+                set_path(data, path, copy.deepcopy(value))
         return data
+
+    def _cells_at(self, point: Mapping[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(index, set) of each ``[[cells]]`` table whose ``where`` the point meets."""
+        for i, (where, settings) in enumerate(self.cells):
+            if all(canonical_json(point.get(key)) == canonical_json(value) for key, value in where.items()):
+                yield i, settings
 
     def rtt_offset_ns(self, replication: int) -> int:
         """The round-trip offset of replication ``replication`` (1-based) of R: (r − ½)·spread/R,
@@ -388,6 +396,8 @@ def parse_experiment(
         if pairs and axis.key in ("flows[0].variant", "flows[1].variant"):
             raise _error("sweep", axis.key, "expected no variant axis: [pairs] sets the flows' variants")
 
+    cells = _cells(data.get("cells", []), {axis.key: axis for axis in (*_pair_axes(pairs), *axes)})
+
     exp = Experiment(
         name=name,
         description=description,
@@ -403,9 +413,51 @@ def parse_experiment(
         profile=profile,
         extra_variants=tuple(extra_variants),
         rtt_spread_ns=None if rtt_spread is None else spread.ns,
+        cells=cells,
     )
     _check_values(exp)
     return exp
+
+
+def _pair_axes(pairs: tuple[tuple[str, str], ...]) -> tuple[Axis, ...]:
+    """The ``flow1`` and ``flow2`` axes of ``[pairs]`` (none without it)."""
+    if not pairs:
+        return ()
+    return (Axis("flow1", tuple(a for a, _ in pairs), ("flows[0].variant",)), Axis("flow2", tuple(b for _, b in pairs), ("flows[1].variant",)))
+
+
+def _cells(value: Any, axes: Mapping[str, Axis]) -> tuple[tuple[dict[str, Any], dict[str, Any]], ...]:
+    """``[[cells]]``: each a ``where`` (grid axis → one of its values) and a ``set`` (dotted
+    scenario path → value), e.g. the hosts' holds measured at one round trip for that rtt's cells."""
+    if not isinstance(value, list):
+        raise _error("cells", value, "expected an array of tables ([[cells]]), each with where and set")
+    cells = []
+    for i, cell in enumerate(value):
+        at = f"cells[{i}]"
+        if not isinstance(cell, dict):
+            raise _error(at, cell, "expected a table with where and set")
+        for key in cell:
+            if key not in CELL_KEYS:
+                raise _error(f"{at}.{key}", cell[key], f"unknown key; allowed keys: {', '.join(CELL_KEYS)}")
+        where, settings = cell.get("where", MISSING), cell.get("set", MISSING)
+        if not isinstance(where, dict) or not where:
+            raise _error(f"{at}.where", where, "expected a table of grid axes and values, e.g. where = { \"topology.rtt\" = \"25ms\" }")
+        for key, v in where.items():
+            if key not in axes:
+                raise _error(f"{at}.where", key, f"expected an axis of the grid: {', '.join(axes) or 'none (no [pairs] or [sweep])'}")
+            values = axes[key].values
+            if canonical_json(v) not in {canonical_json(x) for x in values}:
+                raise _error(f"{at}.where.{key}", v, f"expected one of the axis's values: {', '.join(map(str, values))}")
+        if not isinstance(settings, dict) or not settings:
+            raise _error(f"{at}.set", settings, "expected a table of scenario fields and values, e.g. set = { host_data_holds = [...] }")
+        for path in settings:
+            if path in ("seed", "name"):
+                raise _error(f"{at}.set", path, "expected a scenario field other than seed and name")
+            for axis in axes.values():
+                if path in axis.paths:
+                    raise _error(f"{at}.set", path, f"expected a field no axis sets ({axis.key} is an axis)")
+        cells.append((dict(where), dict(settings)))
+    return tuple(cells)
 
 
 def _table(value: Any, field: str) -> dict[str, Any]:
@@ -549,7 +601,12 @@ def _check_values(exp: Experiment) -> None:
 
 
 def _blame(exp: Experiment, point: Mapping[str, Any], e: ScenarioError) -> ScenarioError:
-    """Turn a scenario error into one that names the experiment's field: an axis or the base."""
+    """Turn a scenario error into one that names the experiment's field: a ``[[cells]]`` setting,
+    an axis or the base."""
+    for i, settings in exp._cells_at(point):
+        for path in settings:
+            if e.field == path or e.field.startswith(path + ".") or e.field.startswith(path + "["):
+                return _error(f"cells[{i}].set.{path}", settings[path], e.allowed)
     for axis in exp.grid_axes:
         for path in axis.paths:
             if e.field == path or e.field.startswith(path + ".") or e.field.startswith(path + "["):
