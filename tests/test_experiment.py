@@ -210,6 +210,7 @@ def test_a_sweep_the_testbed_cannot_tell_apart_is_refused_there(axis: str, value
         ({"cells": [{"where": {"topology.rtt": "40ms"}, "set": {"tcp.rwnd": "lots"}}]}, "cells[0].set.tcp.rwnd = 'lots': expected a size with a unit"),
         ({"cells": [{"where": {"flow2": "sack"}, "set": {"topology.rtt": "41ms"}}]}, "cells[0].set = 'topology.rtt': expected a field no axis sets"),
         ({"cells": [{"where": {"topology.rtt": "40ms"}}]}, "cells[0].set: missing; expected a table of scenario fields and values"),
+        ({"cells": [{"where": {"topology.rtt": "40ms"}, "set": {"tcp": {"rwnd": "64KB"}}}]}, "cells[0].set.tcp = {'rwnd': '64KB'}: expected a value, not a table: quote a dotted path, e.g. set = { \"tcp.rwnd\" = … }"),
         ({"cells": [{"where": {"topology.rtt": "40ms"}, "set": {"tcp.rwnd": "64KB"}, "when": 1}]}, "cells[0].when = 1: unknown key; allowed keys: where, set"),
     ],
 )

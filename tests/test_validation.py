@@ -274,6 +274,11 @@ def test_reno_next_to_cubic_at_25ms_over_the_period_as_on_the_kernel() -> None:
 PHASED = ("validation-phased", "validation-phased-cubic", "validation-phased-cubic25", "validation-phased-400", "validation-phased-c25-06", "validation-phased-c400")
 
 
+def _phased_kernel():
+    """Every valid kernel run of :data:`PHASED`, pooled as one grid (158 runs, 3-21 a cell)."""
+    return analysis.pool(_runs(DATA / f"{PHASED[0]}-testbed.duckdb"), [(name, _runs(DATA / f"{name}-testbed.duckdb")) for name in PHASED[1:]], new_cells=True)
+
+
 def test_reno_next_to_cubic_at_25ms_spread_over_the_phase_as_on_the_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The 25 ms cells next to CUBIC at 0.2 and 0.6 BDP, where the kernel's runs scatter most
     # (Reno 32-60 and 34-64 Mb/s in these): experiments/validation-phased.toml restricted to
@@ -297,8 +302,7 @@ def test_reno_next_to_cubic_at_25ms_spread_over_the_phase_as_on_the_kernel(tmp_p
     store = tmp_path / "sim.duckdb"
     assert main(["run", str(experiment), "--backend", "sim", "--store", str(store), "-q"]) == 0
     capsys.readouterr()
-    kernel = analysis.pool(_runs(DATA / f"{PHASED[0]}-testbed.duckdb"), [(name, _runs(DATA / f"{name}-testbed.duckdb")) for name in PHASED[1:]], new_cells=True)
-    sim, kernel, _, _ = analysis.common_cells(_runs(store), kernel)
+    sim, kernel, _, _ = analysis.common_cells(_runs(store), _phased_kernel())
     errors = analysis.flow_errors(sim, kernel)
     assert len(errors) == 4 and (errors["error"].abs() <= 0.10).all(), errors[["topology.buffer", "flow", "S", "T", "error", "p"]]
     runs = kernel.groupby("topology.buffer")["run_id"].nunique().to_dict()
@@ -310,8 +314,9 @@ def test_the_phased_grid_with_each_round_trips_holds_agrees_with_the_kernel(tmp_
     # packets as the testbed's hosts were measured to at each round trip ([[cells]]), 10
     # replications, against every phased kernel run (158). 56 of 60 flows within 10%, mean error
     # 2.7%, mean |ΔJFI| 0.007 (seeds 11, 21, 31: 59, 58, 59 flows; 2.4, 2.6, 2.1%); with the
-    # grid's one table instead 55, 58, 56, 55 and 2.9-3.6%. With 200 replications every flow is
-    # within 10% (mean error 2.1%; one table: 59, 2.6%; docs/validation.md).
+    # grid's one table instead 55, 58, 56, 55 and 3.6, 3.0, 2.9, 2.9%, which the bound on the
+    # mean error refuses on seed 1. With 200 replications every flow is within 10% (mean error
+    # 2.1%; one table: 59, 2.6%; docs/validation.md).
     text = (ROOT / "experiments" / "validation-phased-holds.toml").read_text()
     assert "\nreplications = 3\n" in text
     experiment = tmp_path / "holds.toml"
@@ -320,7 +325,7 @@ def test_the_phased_grid_with_each_round_trips_holds_agrees_with_the_kernel(tmp_
     assert main(["run", str(experiment), "--backend", "sim", "--store", str(store), "-q"]) == 0
     capsys.readouterr()
     sim = _runs(store)
-    kernel = analysis.pool(_runs(DATA / f"{PHASED[0]}-testbed.duckdb"), [(name, _runs(DATA / f"{name}-testbed.duckdb")) for name in PHASED[1:]], new_cells=True)
+    kernel = _phased_kernel()
     assert kernel["run_id"].nunique() == 158
     jfi = analysis.compare_summary(analysis.compare(sim, kernel))
     assert jfi["cells"] == 30 and jfi["mean_abs_d"] <= 0.01, jfi

@@ -450,9 +450,11 @@ def _cells(value: Any, axes: Mapping[str, Axis]) -> tuple[tuple[dict[str, Any], 
                 raise _error(f"{at}.where.{key}", v, f"expected one of the axis's values: {', '.join(map(str, values))}")
         if not isinstance(settings, dict) or not settings:
             raise _error(f"{at}.set", settings, "expected a table of scenario fields and values, e.g. set = { host_data_holds = [...] }")
-        for path in settings:
+        for path, v in settings.items():
             if path in ("seed", "name"):
                 raise _error(f"{at}.set", path, "expected a scenario field other than seed and name")
+            if isinstance(v, dict):  # set.tcp.rwnd = … unquoted: TOML makes it a table, which would replace [tcp] whole
+                raise _error(f"{at}.set.{path}", v, f"expected a value, not a table: quote a dotted path, e.g. set = {{ \"{path}.{next(iter(v), 'field')}\" = … }}")
             for axis in axes.values():
                 if path in axis.paths:
                     raise _error(f"{at}.set", path, f"expected a field no axis sets ({axis.key} is an axis)")
@@ -605,13 +607,18 @@ def _blame(exp: Experiment, point: Mapping[str, Any], e: ScenarioError) -> Scena
     an axis or the base."""
     for i, settings in exp._cells_at(point):
         for path in settings:
-            if e.field == path or e.field.startswith(path + ".") or e.field.startswith(path + "["):
+            if _within(e.field, path):
                 return _error(f"cells[{i}].set.{path}", settings[path], e.allowed)
     for axis in exp.grid_axes:
         for path in axis.paths:
-            if e.field == path or e.field.startswith(path + ".") or e.field.startswith(path + "["):
+            if _within(e.field, path):
                 where = "pairs" if axis.key in ("flow1", "flow2") else "sweep"
                 if e.allowed.startswith("unknown key") or e.allowed.startswith("expected a path") or e.allowed.startswith("expected an index"):
                     return _error(where, axis.key, f"expected a field of the scenario: {e.field} is not one ({e.allowed})")
                 return _error(f"{where}.{axis.key}", point[axis.key], e.allowed)
     return _error(f"scenario.{e.field}", e.value, e.allowed)
+
+
+def _within(field: str, path: str) -> bool:
+    """Whether the scenario field ``field`` is ``path`` or inside it."""
+    return field == path or field.startswith(path + ".") or field.startswith(path + "[")

@@ -15,15 +15,22 @@ mod common;
 use common::{bdp_pkts, dumbbell, run, MS, S};
 use tcplab_sim::spec::{CaptureSpec, Spec, TcpSpec};
 
-/// One Linux-like flow of `cc` (SACK, PRR, RACK-TLP) with or without `tso`, over the kernel's
-/// path: 100 Mb/s, 100 ms, a 1-BDP buffer, its data captured on the sender's access link.
-fn one_flow(cc: &str, tso: bool) -> Spec {
+/// A Linux-like flow of `cc` (SACK, PRR, RACK-TLP) with or without `tso`, with the testbed's
+/// 64 MB buffers.
+fn linux_flow(cc: &str, tso: bool) -> TcpSpec {
     let mut t = TcpSpec::new(0, 1);
     t.cc = cc.into();
     t.rack = true;
     t.tso = tso;
     t.rwnd_bytes = 64 << 20;
     t.sndbuf_bytes = 64 << 20;
+    t
+}
+
+/// One [`linux_flow`] over the kernel's path: 100 Mb/s, 100 ms, a 1-BDP buffer, its data
+/// captured on the sender's access link.
+fn one_flow(cc: &str, tso: bool) -> Spec {
+    let t = linux_flow(cc, tso);
     let mut spec = dumbbell(100_000_000, 100 * MS, bdp_pkts(100_000_000, 100 * MS), vec![t], 18 * S);
     spec.capture = Some(CaptureSpec { flow: 0, links: vec![2] });
     spec
@@ -230,12 +237,7 @@ fn slow_start_bursts_follow_the_write_queues_skbs_as_the_kernels_do() {
     // (`tcp_tso_should_defer`). The testbed's kernel, Reno alone at 400 ms / 1 BDP, in the last
     // two rounds of its slow start (docs/validation.md): one burst in five of 8, 10 or 12
     // segments (97 of 484), half of them (50-55%) ending at the same segment number modulo 45.
-    let mut t = TcpSpec::new(0, 1);
-    t.cc = "reno".into();
-    t.rack = true;
-    t.tso = true;
-    t.rwnd_bytes = 64 << 20;
-    t.sndbuf_bytes = 64 << 20;
+    let t = linux_flow("reno", true);
     let mut spec = dumbbell(100_000_000, 400 * MS, bdp_pkts(100_000_000, 400 * MS), vec![t], 8 * S);
     spec.capture = Some(CaptureSpec { flow: 0, links: vec![2] });
     let r = run(&spec);
