@@ -3,13 +3,17 @@ hosts' holds, measured, in the simulator").
 
     python scripts/loop_captures.py SCENARIO DIR [--start 40] [--length 50] [--profile tuned] [--table]
 
-Runs ``tcplab testbed run SCENARIO --profile PROFILE`` (its output in DIR/run.out) and, from
+Runs ``tcplab testbed run SCENARIO --profile PROFILE`` (its output in DIR/run.out, its per-flow
+summary in DIR/run.csv and per-interval series in DIR/run.intervals.csv) and, from
 ``--start`` seconds after its launch for ``--length`` seconds, dumpcap (the first 96 bytes of each
 TCP packet) on each receiver's veth (DIR/rX.pcapng) and on the router's end of each receiver's
 and each sender's veth (DIR/rtrX.pcapng, DIR/rtsX.pcapng), X = 1 … pairs. The launch includes
 the testbed's set-up and calibration, a few seconds. With ``--table`` it then prints what
 ``loop_holds.py table`` prints for these captures: the scenario lines ``host_data_holds`` and
-``host_ack_holds``. Needs root, dumpcap and tshark (``make deps`` installs them).
+``host_ack_holds``. A paced sender (BBR, ``pacing = true``) sends when its pacing timer fires,
+not when its host has handled an ACK, so its answers are left out of the data holds (its
+receiver's ACK holds and its ACKs' path stay in); a scenario whose senders are all paced has no
+``--table``. Needs root, dumpcap and tshark (``make deps`` installs them).
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loop_holds  # noqa: E402
 
+from tcplab.config import Scenario  # noqa: E402
 from tcplab.errors import TcplabError  # noqa: E402
 from tcplab.testbed import topology  # noqa: E402
-from tcplab.testbed.experiment import load  # noqa: E402
+from tcplab.testbed.experiment import check, load  # noqa: E402
 
 
 def captures(pairs: int, out: Path) -> list[tuple[str, str, Path]]:
@@ -39,6 +44,12 @@ def captures(pairs: int, out: Path) -> list[tuple[str, str, Path]]:
         points.append((topology.ROUTER_NS, f"{topology.PREFIX}r{i}", out / f"rtr{i}.pcapng"))
         points.append((topology.ROUTER_NS, f"{topology.PREFIX}s{i}", out / f"rts{i}.pcapng"))
     return points
+
+
+def unpaced(scenario: Scenario, profile: str) -> list[int]:
+    """The pairs (1 …) whose senders send when their host has handled an ACK: not paced."""
+    _, stacks = check(scenario, profile)
+    return [i for i, stack in enumerate(stacks, 1) if not (stack.pacing or stack.cc == "bbr")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,15 +70,18 @@ def main(argv: list[str] | None = None) -> int:
             p.exit(2, f"loop_captures: {tool} is not installed (Debian: apt-get install tshark; `make deps` installs it)\n")
     try:
         scenario = load(a.scenario)
+        answering = unpaced(scenario, a.profile)
     except (TcplabError, OSError) as e:
         p.exit(2, f"loop_captures: {e}\n")
+    if a.table and not answering:
+        p.exit(2, "loop_captures: --table needs a sender that is not paced: a paced sender's data waits for its pacing timer, so its answers to ACKs are not its host's holds\n")
     if a.start + a.length > scenario.duration.ns / 1e9:
         p.error(f"--start {a.start:g} --length {a.length:g}: expected captures that end within the run ({scenario.duration})")
     out = Path(a.dir)
     out.mkdir(parents=True, exist_ok=True)
     points = captures(len(scenario.flows), out)
     with open(out / "run.out", "wb") as log:
-        run = subprocess.Popen([sys.executable, "-m", "tcplab", "testbed", "run", a.scenario, "--profile", a.profile], stdout=log, stderr=subprocess.STDOUT)
+        run = subprocess.Popen([sys.executable, "-m", "tcplab", "testbed", "run", a.scenario, "--profile", a.profile, "--csv", str(out / "run.csv")], stdout=log, stderr=subprocess.STDOUT)
         launched = time.monotonic()
         dumps: list[subprocess.Popen[bytes]] = []
         try:
@@ -97,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.table:
         return 0
     pairs = range(1, len(scenario.flows) + 1)
-    args = ["table", "--ack", *(str(out / f"r{i}.pcapng") for i in pairs), "--react", *(str(out / f"rts{i}.pcapng") for i in pairs)]
+    args = ["table", "--ack", *(str(out / f"r{i}.pcapng") for i in pairs), "--react", *(str(out / f"rts{i}.pcapng") for i in answering)]
     for i in pairs:
         args += ["--path", str(out / f"rtr{i}.pcapng"), str(out / f"rts{i}.pcapng")]
     return loop_holds.main(args)

@@ -63,3 +63,26 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
         r = _run(str(SCENARIO), str(tmp_path / "x"), *args)
         assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_paced_senders_give_no_data_holds(tmp_path: Path) -> None:
+    sys.path.insert(0, str(SCRIPT.parent))
+    import loop_captures
+
+    from tcplab.testbed.experiment import load
+
+    def scenario(second: str, pacing: bool = False) -> Path:
+        path = tmp_path / f"{second}-{pacing}.toml"
+        text = SCENARIO.read_text().replace('variant = "cubic"', f'variant = "{second}"')
+        path.write_text(text.replace('sndbuf = "64MB"\n', 'sndbuf = "64MB"\npacing = true\n') if pacing else text)
+        return path
+
+    assert loop_captures.unpaced(load(SCENARIO), "tuned") == [1, 2]
+    assert loop_captures.unpaced(load(scenario("bbr")), "tuned") == [1]
+    # Every sender paced: nothing left to time the hosts' answers by, refused before the run.
+    r = _run(str(scenario("cubic", pacing=True)), str(tmp_path / "x"), "--table")
+    assert r.returncode == 2 and "--table needs a sender that is not paced" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists()
+    # A profile the testbed lacks is named before anything starts.
+    r = _run(str(SCENARIO), str(tmp_path / "x"), "--profile", "fast")
+    assert r.returncode == 2 and "profile" in r.stderr and "fast" in r.stderr and "Traceback" not in r.stderr, r.stderr
