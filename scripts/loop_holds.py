@@ -29,7 +29,8 @@ send is held as long as a sender's answer (``react``) plus an ACK's path (``path
 an ACK send as long as a receiver's ACK hold (``ack``) plus an ACK's path, each draw independent,
 every capture weighing the same. The tables are the quantiles of those sums up to their
 ``--body`` percentile (99), at ``--points`` evenly spaced probabilities (21); the rarer, longer
-holds are ``host_stall``'s.
+holds are ``host_stall``'s It first prints each capture's summary as a comment line (a
+``path``'s under its downstream capture).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def summary(label: str, holds_ns: np.ndarray) -> str:
     us = holds_ns / 1000.0
     pct = " ".join(f"p{p:g} {v:.1f}" for p, v in zip(PERCENTILES, np.percentile(us, PERCENTILES)))
     tails = " ".join(f">{x} {(us > x).mean() * 100:.3f}%" for x in TAILS_US)
-    return f"{label}: {len(us)} holds, µs: {pct} max {us.max():.1f}; {tails}"
+    return f"{label}: {len(us)} holds, µs: {pct} max {us.max():.1f} mean {us.mean():.1f}; {tails}"
 
 
 def pooled(samples: list[np.ndarray], n: int, rng: np.random.Generator) -> np.ndarray:
@@ -160,6 +161,9 @@ def table(a: argparse.Namespace, p: argparse.ArgumentParser) -> int:
     for name, samples in (("--ack", acks), ("--react", reacts), ("--path", paths)):
         if any(len(s) == 0 for s in samples):
             p.exit(1, f"loop_holds: a {name} capture gave no holds\n")
+    for name, captures, samples in (("ack", a.ack, acks), ("react", a.react, reacts), ("path", [down for _, down in a.path or []], paths)):
+        for capture, holds in zip(captures, samples):
+            print("# " + summary(f"{name} {capture}", holds))
     data, ack = holds_tables(acks, reacts, paths, a.points, a.body)
     n_acks, n_reacts, n_paths = (sum(len(s) for s in samples) for samples in (acks, reacts, paths))
     print(

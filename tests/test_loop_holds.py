@@ -23,7 +23,7 @@ from tcplab.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "tests" / "data" / "window_limited.toml"
 LINE = re.compile(
-    r"(\d+) holds, µs: p10 ([\d.]+) p50 ([\d.]+) p90 ([\d.]+) p99 ([\d.]+) p99\.9 ([\d.]+) max ([\d.]+); "
+    r"(\d+) holds, µs: p10 ([\d.]+) p50 ([\d.]+) p90 ([\d.]+) p99 ([\d.]+) p99\.9 ([\d.]+) max ([\d.]+) mean [\d.]+; "
     r">100 ([\d.]+)% >200 ([\d.]+)% >500 ([\d.]+)% >1000 ([\d.]+)%"
 )
 
