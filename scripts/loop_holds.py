@@ -29,7 +29,7 @@ send is held as long as a sender's answer (``react``) plus an ACK's path (``path
 an ACK send as long as a receiver's ACK hold (``ack``) plus an ACK's path, each draw independent,
 every capture weighing the same. The tables are the quantiles of those sums up to their
 ``--body`` percentile (99), at ``--points`` evenly spaced probabilities (21); the rarer, longer
-holds are ``host_stall``'s It first prints each capture's summary as a comment line (a
+holds are ``host_stall``'s. It first prints each capture's summary as a comment line (a
 ``path``'s under its downstream capture).
 """
 

@@ -4,6 +4,7 @@ the testbed's tools and tshark, as tests/test_testbed.py does; about 40 s."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from holds_lines import host_lines, tables
 from leftovers import netns, processes
 from tcplab.cli import main
+from tcplab.testbed.experiment import load
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "loop_captures.py"
@@ -66,10 +68,10 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_paced_senders_give_no_data_holds(tmp_path: Path) -> None:
-    sys.path.insert(0, str(SCRIPT.parent))
-    import loop_captures
-
-    from tcplab.testbed.experiment import load
+    spec = importlib.util.spec_from_file_location("loop_captures", SCRIPT)
+    assert spec and spec.loader
+    loop_captures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loop_captures)
 
     def scenario(second: str, pacing: bool = False) -> Path:
         path = tmp_path / f"{second}-{pacing}.toml"
