@@ -841,9 +841,6 @@ impl TcpSender {
         if self.timestamps {
             (self.tp.rcv_tsval_ns, self.tp.rcv_tsecr_ns) = (p.ts_val_ns, p.ts_ecr_ns);
         }
-        if una_advanced {
-            self.sb.clear_block_cache();
-        }
         let mut newly_sacked = 0;
         for (i, &(s, e)) in p.sack_blocks().iter().enumerate() {
             newly_sacked += self.sb.sack(s, e, i);
