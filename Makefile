@@ -1,7 +1,7 @@
 # tcplab: `make` installs everything and runs paper 000's quick sweep with its report; `make test` runs every test.
 
 PYTHON ?= python3
-DEBIAN_PACKAGES := ns2 hyperfine time chromium iperf3 iputils-ping ethtool tshark
+DEBIAN_PACKAGES := ns2 hyperfine time valgrind chromium iperf3 iputils-ping ethtool tshark
 
 .PHONY: all install deps python main test test-rust test-python bench clean
 
@@ -9,7 +9,8 @@ all: install main
 
 install: deps python
 
-# Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine and GNU time (measuring);
+# Debian packages: ns-2.35 (the peer the benchmark runs), hyperfine, GNU time and valgrind
+# (measuring: bench/engine_cost.py counts instructions with callgrind);
 # chromium (headless: the report's test opens the HTML offline); iperf3, ping and ethtool (the
 # emulated testbed, tcplab.testbed); tshark (reads back the pcap files of `tcplab sim --pcap`).
 deps:
