@@ -342,8 +342,9 @@ impl Scoreboard {
         out
     }
 
-    /// Mark [start, end) as SACKed (clipped to the window). Returns the segments newly SACKed.
-    /// Blocks are processed as a set per ACK: `begin_sack` first, then each block.
+    /// Mark [start, end) as SACKed (clipped to the window), the ACK's block number `slot`.
+    /// Returns the segments newly SACKed. An ACK's blocks are processed as a set: `rate` reset
+    /// before the first, [`Self::finish_ack`] after the last.
     pub fn sack(&mut self, start: u32, end: u32, slot: usize) -> u32 {
         let hi = self.una + self.packets_out();
         let (s, e) = (start.max(self.una), end.min(hi));
