@@ -2,6 +2,7 @@
 hosts' holds, measured, in the simulator").
 
     python scripts/loop_captures.py SCENARIO DIR [--start 40] [--length 50] [--profile tuned] [--table]
+                                    [--allow-invalid]
 
 Runs ``tcplab testbed run SCENARIO --profile PROFILE`` (its output in DIR/run.out, its per-flow
 summary in DIR/run.csv and per-interval series in DIR/run.intervals.csv) and, from
@@ -13,7 +14,10 @@ the testbed's set-up and calibration, a few seconds. With ``--table`` it then pr
 ``host_ack_holds``. A paced sender (BBR, ``pacing = true``) sends when its pacing timer fires,
 not when its host has handled an ACK, so its answers are left out of the data holds (its
 receiver's ACK holds and its ACKs' path stay in); a scenario whose senders are all paced has no
-``--table``. Needs root, dumpcap and tshark (``make deps`` installs them).
+``--table``. A run the testbed calls invalid (its router fell behind its timers: the machine was
+busy) is a failure, exit 1, unless ``--allow-invalid``: the captures and tables are then made all
+the same, after a warning, though what crossed the router may carry its stalls. Needs root,
+dumpcap and tshark (``make deps`` installs them).
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ from tcplab.testbed import topology  # noqa: E402
 from tcplab.testbed.experiment import check, load  # noqa: E402
 
 
+# What `tcplab testbed run` prints when it judges a run invalid.
+INVALID = "testbed run INVALID"
+
+
 def captures(pairs: int, out: Path) -> list[tuple[str, str, Path]]:
     """(namespace, interface, file) of every capture point."""
     points = []
@@ -44,6 +52,17 @@ def captures(pairs: int, out: Path) -> list[tuple[str, str, Path]]:
         points.append((topology.ROUTER_NS, f"{topology.PREFIX}r{i}", out / f"rtr{i}.pcapng"))
         points.append((topology.ROUTER_NS, f"{topology.PREFIX}s{i}", out / f"rts{i}.pcapng"))
     return points
+
+
+def verdict(code: int, output: list[str], allow_invalid: bool) -> tuple[bool, str]:
+    """Whether to go on after the testbed run that exited with `code` and printed `output`, and
+    the warning to print first ('' for none): an invalid run goes on only with `allow_invalid`."""
+    invalid = [line.removeprefix("tcplab: ") for line in output if INVALID in line]
+    if code == 0:
+        return True, ""
+    if code == 1 and invalid and allow_invalid:
+        return True, f"{invalid[-1]}; going on (--allow-invalid)"
+    return False, ""
 
 
 def unpaced(scenario: Scenario, profile: str) -> list[int]:
@@ -60,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--length", type=float, default=50.0, help="seconds to capture (default 50)")
     p.add_argument("--profile", default="tuned", help="the testbed's stack profile (default tuned)")
     p.add_argument("--table", action="store_true", help="then print loop_holds.py table's lines for the captures")
+    p.add_argument("--allow-invalid", action="store_true", help="go on when the testbed calls the run invalid (its router fell behind), with a warning")
     a = p.parse_args(argv)
     if a.start < 0 or a.length <= 0:
         p.error(f"--start {a.start:g} --length {a.length:g}: expected a start of at least 0 and a positive length")
@@ -97,10 +117,14 @@ def main(argv: list[str] | None = None) -> int:
             for proc in (*dumps, run):
                 proc.terminate()
             raise
-    tail = "\n".join((out / "run.out").read_text(errors="replace").strip().splitlines()[-5:])
-    if code != 0:
+    lines = (out / "run.out").read_text(errors="replace").strip().splitlines()
+    tail = "\n".join(lines[-5:])
+    ok, warning = verdict(code, lines, a.allow_invalid)
+    if not ok:
         print(f"loop_captures: the testbed run failed (exit {code}); the end of {out / 'run.out'}:\n{tail}", file=sys.stderr)
         return 1
+    if warning:
+        print(f"loop_captures: warning: {warning}", file=sys.stderr)
     if failed or len(dumps) != len(points):
         detail = "; ".join(f"{' '.join(args)}: {err}" for args, err in failed) or "the run ended before --start"
         print(f"loop_captures: the captures failed: {detail}", file=sys.stderr)

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -28,14 +29,13 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_captured_testbed_run_gives_the_hosts_holds_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "loop"
-    r = _run(str(SCENARIO), str(out), "--start", "12", "--length", "5", "--table")
-    if r.returncode == 1 and "testbed run INVALID: router timer lateness" in r.stderr:
-        # Six dumpcaps beside the router on two cores: a burst of other load on the machine can
-        # push the router's p99.9 lateness past 1 ms, and the testbed then rightly refuses the
-        # run (as a sweep stores it invalid, to be made again). Once more, as --redo-invalid would.
-        out = tmp_path / "loop-again"
-        r = _run(str(SCENARIO), str(out), "--start", "12", "--length", "5", "--table")
+    # Six dumpcaps beside the router on two cores: a burst of other load on the machine can push
+    # the router's p99.9 lateness past 1 ms, and the testbed then calls the run invalid (twice in
+    # a row once in CI). The tables are made all the same, after a warning.
+    r = _run(str(SCENARIO), str(out), "--start", "12", "--length", "5", "--table", "--allow-invalid")
     assert r.returncode == 0, r.stderr + r.stdout
+    invalid = "testbed run INVALID" in (out / "run.out").read_text()
+    assert ("loop_captures: warning: testbed run INVALID: " in r.stderr) == invalid, r.stderr
     for name in ("r1", "r2", "rtr1", "rtr2", "rts1", "rts2"):
         assert (out / f"{name}.pcapng").stat().st_size > 100_000, name
     assert "on the testbed" in (out / "run.out").read_text()
@@ -67,11 +67,30 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
-def test_paced_senders_give_no_data_holds(tmp_path: Path) -> None:
+def _script() -> ModuleType:
+    """scripts/loop_captures.py loaded by its path."""
     spec = importlib.util.spec_from_file_location("loop_captures", SCRIPT)
     assert spec and spec.loader
     loop_captures = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loop_captures)
+    return loop_captures
+
+
+def test_an_invalid_run_goes_on_only_when_allowed() -> None:
+    verdict = _script().verdict
+    # What `tcplab testbed run` prints last for a run whose router fell behind (exit 1).
+    invalid = ["router tcplab-fwd: lateness p50 9.6 µs, p99.9 2293.8 µs", "tcplab: testbed run INVALID: router timer lateness p99.9 2294 µs exceeds 1000 µs"]
+    assert verdict(1, invalid, False) == (False, "")
+    ok, warning = verdict(1, invalid, True)
+    assert ok and warning == "testbed run INVALID: router timer lateness p99.9 2294 µs exceeds 1000 µs; going on (--allow-invalid)"
+    # Any other failure stays one, allowed or not; a valid run goes on without a word.
+    assert verdict(1, ["tcplab: testbed: iperf3 failed"], True) == (False, "")
+    assert verdict(2, invalid, True) == (False, "")
+    assert verdict(0, ["wrote run.csv"], False) == (True, "")
+
+
+def test_paced_senders_give_no_data_holds(tmp_path: Path) -> None:
+    loop_captures = _script()
 
     def scenario(second: str, pacing: bool = False) -> Path:
         path = tmp_path / f"{second}-{pacing}.toml"
