@@ -41,6 +41,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from reference import result_line  # bench/reference.py, beside this script
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TOML = HERE / "reference.toml"
@@ -82,13 +84,6 @@ def lowered(variants: list[str], buffer: str, tmp: Path) -> list[Path]:
         path.write_text(json.dumps(spec))
         specs.append(path)
     return specs
-
-
-def result_line(stdout: str) -> dict:
-    for line in reversed(stdout.splitlines()):
-        if line.strip().startswith("{"):
-            return json.loads(line)
-    raise ValueError("no JSON result line")
 
 
 def group(path: str) -> str:

@@ -37,11 +37,8 @@ import loop_holds  # noqa: E402
 from tcplab.config import Scenario  # noqa: E402
 from tcplab.errors import TcplabError  # noqa: E402
 from tcplab.testbed import topology  # noqa: E402
+from tcplab.testbed.cli import INVALID  # noqa: E402
 from tcplab.testbed.experiment import check, load  # noqa: E402
-
-
-# What `tcplab testbed run` prints when it judges a run invalid.
-INVALID = "testbed run INVALID"
 
 
 def captures(pairs: int, out: Path) -> list[tuple[str, str, Path]]:
@@ -57,9 +54,9 @@ def captures(pairs: int, out: Path) -> list[tuple[str, str, Path]]:
 def verdict(code: int, output: list[str], allow_invalid: bool) -> tuple[bool, str]:
     """Whether to go on after the testbed run that exited with `code` and printed `output`, and
     the warning to print first ('' for none): an invalid run goes on only with `allow_invalid`."""
-    invalid = [line.removeprefix("tcplab: ") for line in output if INVALID in line]
     if code == 0:
         return True, ""
+    invalid = [line.removeprefix("tcplab: ") for line in output if INVALID in line]
     if code == 1 and invalid and allow_invalid:
         return True, f"{invalid[-1]}; going on (--allow-invalid)"
     return False, ""

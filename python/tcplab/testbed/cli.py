@@ -17,6 +17,9 @@ from ..errors import ScenarioError, TcplabError
 from ..units import Rate, Time, UnitError
 from . import experiment, tools
 
+# How a run the testbed judges invalid is announced (scripts/loop_captures.py looks for it).
+INVALID = "testbed run INVALID"
+
 
 def _quantity(parse: Callable[[str], Any], flag: str, text: str, example: str) -> Any:
     try:
@@ -100,7 +103,7 @@ def _run(args: argparse.Namespace, outputs: Callable[[argparse.Namespace], list[
     if args.router_pcap:
         print(f"wrote {args.router_pcap}", file=sys.stderr)
     if not result.meta["valid"]:
-        print(f"tcplab: testbed run INVALID: {result.meta['invalid_reason']}", file=sys.stderr)
+        print(f"tcplab: {INVALID}: {result.meta['invalid_reason']}", file=sys.stderr)
         return 1
     return 0
 
