@@ -3,6 +3,7 @@
 
     python bench/engine_cost.py [SPEC.json ...] [--jobs N] [--branches] [--json FILE]
     python bench/engine_cost.py --variants reno cubic bbr [--buffer 4bdp]
+    python bench/engine_cost.py [SPEC.json] --cc reno cubic vegas ...
 
 Wall times on a shared machine move by tens of percent from run to run; the number of
 instructions a run executes does not move at all. This script builds the engine binary with
@@ -21,7 +22,9 @@ Default specs: bench/engine_{reno,cubic,bbr,reno_4bdp,bbr_4bdp}.json (the refere
 its flows' stack that of variant `sack`, only `cc` changed). --variants instead lowers
 bench/reference.toml with both flows set to each variant, with that variant's own defaults (for
 the Linux family: RACK-TLP, PRR and TSO bursts), and --buffer sets its buffer (default 1bdp);
-that needs tcplab importable (`pip install -e .`). Each spec takes about 50 times its native
+that needs tcplab importable (`pip install -e .`). --cc instead runs one spec (default
+bench/engine_reno.json) once per named congestion control, every flow's `cc` set to it and
+nothing else changed: the cost of each algorithm on the same stack. Each spec takes about 50 times its native
 run time (1-2 min here); --jobs runs that many at once (default 2).
 
 Needs valgrind (`make deps` installs it) and cargo. The exit status is 0 whatever the
@@ -81,6 +84,29 @@ def lowered(variants: list[str], buffer: str, tmp: Path) -> list[Path]:
         except TcplabError as e:
             raise UsageError(str(e)) from None
         path = tmp / f"{v}_{buffer}.json"
+        path.write_text(json.dumps(spec))
+        specs.append(path)
+    return specs
+
+
+def with_cc(base: Path, names: list[str], tmp: Path) -> list[Path]:
+    """`base` with every flow's congestion control set to each of `names` (its defaults)."""
+    try:
+        from tcplab._core import congestion_controls
+    except ImportError:
+        known = None  # the engine names an unknown one itself
+    else:
+        known = {n for c in congestion_controls() for n in [c["name"], *c["aliases"]]}
+    spec = json.loads(base.read_text())
+    specs = []
+    for name in names:
+        if known is not None and name not in known:
+            raise UsageError(f"--cc = '{name}': not a congestion control; expected one of {', '.join(sorted(known))}")
+        for flow in spec["flows"]:
+            if flow.get("kind") == "tcp":
+                flow["cc"] = name
+                flow.pop("cc_params", None)
+        path = tmp / f"{base.stem}_{name}.json"
         path.write_text(json.dumps(spec))
         specs.append(path)
     return specs
@@ -186,6 +212,7 @@ def main(argv=None) -> int:
     ap.add_argument("specs", nargs="*", type=Path, help="engine specs (JSON); the first is the base of the ratios")
     ap.add_argument("--variants", nargs="+", metavar="VARIANT", help="lower bench/reference.toml with both flows set to each of these instead")
     ap.add_argument("--buffer", default="1bdp", help="with --variants: the router buffer (default 1bdp)")
+    ap.add_argument("--cc", nargs="+", metavar="CC", help="run the one spec given (default bench/engine_reno.json) with every flow's cc set to each of these")
     ap.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
     ap.add_argument("--branches", action="store_true", help="also simulate branch prediction (slower)")
     ap.add_argument("--json", type=Path, help="also write every number to this file")
@@ -193,7 +220,13 @@ def main(argv=None) -> int:
     if a.variants and a.specs:
         print("engine_cost: give spec files or --variants, not both", file=sys.stderr)
         return 2
-    specs = a.specs or DEFAULT_SPECS
+    if a.variants and a.cc:
+        print("engine_cost: give --variants or --cc, not both", file=sys.stderr)
+        return 2
+    if a.cc and len(a.specs) > 1:
+        print(f"engine_cost: --cc takes one spec to change, not {len(a.specs)}", file=sys.stderr)
+        return 2
+    specs = a.specs or ([HERE / "engine_reno.json"] if a.cc else DEFAULT_SPECS)
     for s in specs:
         if not a.variants and not s.is_file():
             print(f"engine_cost: spec = '{s}': no such file (expected an engine spec, e.g. bench/engine_reno.json)", file=sys.stderr)
@@ -209,6 +242,12 @@ def main(argv=None) -> int:
         if a.variants:
             try:
                 specs = lowered(a.variants, a.buffer, Path(tmp))
+            except UsageError as e:
+                print(f"engine_cost: {e}", file=sys.stderr)
+                return 2
+        elif a.cc:
+            try:
+                specs = with_cc(specs[0], a.cc, Path(tmp))
             except UsageError as e:
                 print(f"engine_cost: {e}", file=sys.stderr)
                 return 2
