@@ -24,8 +24,8 @@ bench/reference.toml with both flows set to each variant, with that variant's ow
 the Linux family: RACK-TLP, PRR and TSO bursts), and --buffer sets its buffer (default 1bdp);
 that needs tcplab importable (`pip install -e .`). --cc instead runs one spec (default
 bench/engine_reno.json) once per named congestion control, every flow's `cc` set to it and
-nothing else changed: the cost of each algorithm on the same stack. Each spec takes about 50 times its native
-run time (1-2 min here); --jobs runs that many at once (default 2).
+nothing else changed: the cost of each algorithm on the same stack. Each spec takes about 50
+times its native run time (1-2 min here); --jobs runs that many at once (default 2).
 
 Needs valgrind (`make deps` installs it) and cargo. The exit status is 0 whatever the
 counts; 1 when a run failed, 2 for bad arguments or a missing tool.
