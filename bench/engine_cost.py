@@ -92,11 +92,11 @@ def lowered(variants: list[str], buffer: str, tmp: Path) -> list[Path]:
 def with_cc(base: Path, names: list[str], tmp: Path) -> list[Path]:
     """`base` with every flow's congestion control set to each of `names` (its defaults)."""
     try:
-        from tcplab._core import congestion_controls
+        from tcplab.variants import ENGINE
     except ImportError:
         known = None  # the engine names an unknown one itself
     else:
-        known = {n for c in congestion_controls() for n in [c["name"], *c["aliases"]]}
+        known = {n for c in ENGINE.values() for n in [c["name"], *c["aliases"]]}
     spec = json.loads(base.read_text())
     specs = []
     for name in names:
@@ -239,18 +239,14 @@ def main(argv=None) -> int:
             print(f"engine_cost: {tool} not found on PATH; install it (`apt-get install -y {pkg}`)", file=sys.stderr)
             return 2
     with tempfile.TemporaryDirectory(prefix="engine_cost.") as tmp:
-        if a.variants:
-            try:
+        try:
+            if a.variants:
                 specs = lowered(a.variants, a.buffer, Path(tmp))
-            except UsageError as e:
-                print(f"engine_cost: {e}", file=sys.stderr)
-                return 2
-        elif a.cc:
-            try:
+            elif a.cc:
                 specs = with_cc(specs[0], a.cc, Path(tmp))
-            except UsageError as e:
-                print(f"engine_cost: {e}", file=sys.stderr)
-                return 2
+        except UsageError as e:
+            print(f"engine_cost: {e}", file=sys.stderr)
+            return 2
         try:
             build()
         except subprocess.CalledProcessError as e:
