@@ -209,7 +209,84 @@ class _Model(BaseModel):
 # --- topology ----------------------------------------------------------------------------------
 
 
-class Dumbbell(_Model):
+def _number_in(low: float, high: float, low_open: bool, high_open: bool, example: str) -> Any:
+    def validate(value: object) -> float:
+        ok = not isinstance(value, bool) and isinstance(value, (int, float))
+        if ok:
+            v = float(value)
+            ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+        if not ok:
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+            raise _invalid(f"expected a number in {interval} like {example}")
+        return float(value)  # type: ignore[arg-type]
+
+    return Annotated[float, PlainValidator(validate), WithJsonSchema({"type": "number"})]
+
+
+class Red(_Model):
+    """RED's parameters (``queue = "red"``), defaults those of ns-2.35's ``Queue/RED``
+    (``docs/queues/red.md``). Thresholds count packets of ``mean_packet_size`` in byte mode."""
+
+    min_thresh: Optional[_number_in(0, 1e9, True, False, "5")] = Field(  # type: ignore[valid-type]
+        None, description="average queue (packets) below which RED drops nothing; default max(5, 2.5 ms of the link's packets)"
+    )
+    max_thresh: Optional[_number_in(0, 1e9, True, False, "15")] = Field(  # type: ignore[valid-type]
+        None, description="average queue (packets) at which the drop probability reaches max_p; default 3 × min_thresh"
+    )
+    max_p: _number_in(0, 1, True, False, "0.1") = Field(0.1, description="drop probability at max_thresh (ns-2: 1/linterm_)")  # type: ignore[valid-type]
+    weight: Optional[_number_in(0, 1, True, True, "0.002")] = Field(  # type: ignore[valid-type]
+        None, description="weight of the average's moving mean; default from the link's rate and delay, as ns-2's q_weight_ = -1"
+    )
+    gentle: bool = Field(True, description="above max_thresh the probability rises to 1 at twice it (else 1 at once)")
+    wait: bool = Field(True, description="no early drop until count · p ≥ 1 after the last one")
+    byte_mode: bool = Field(True, description="the average counts bytes and a packet's drop probability scales with its size (ns-2 bytes_ and queue_in_bytes_)")
+    mean_packet_size: PositiveSize = Field(Size(500), description="packet size RED's byte mode and link rate count in (ns-2 mean_pktsize_)")
+
+    def _check(self) -> None:
+        if self.min_thresh is not None and self.max_thresh is not None and self.max_thresh <= self.min_thresh:
+            raise _invalid(f"expected more than min_thresh ({self.min_thresh:g})", at="max_thresh", value=self.max_thresh)
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``red`` table."""
+        out: dict[str, Any] = {
+            "max_p": self.max_p,
+            "gentle": self.gentle,
+            "wait": self.wait,
+            "byte_mode": self.byte_mode,
+            "mean_pkt_bytes": self.mean_packet_size.bytes,
+        }
+        for key, value in (("min_thresh_pkts", self.min_thresh), ("max_thresh_pkts", self.max_thresh), ("weight", self.weight)):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+QueueKind = Literal["droptail", "red"]
+
+
+class _QueueChoice(_Model):
+    """A ``queue`` discipline and its ``red`` table, which only ``queue = "red"`` may have.
+
+    Both stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
+    DropTail scenario's run key is the one it had before tcplab had RED."""
+
+    @field_validator("queue", check_fields=False)
+    @classmethod
+    def _droptail_is_the_default(cls, value: Optional[str]) -> Optional[str]:
+        return None if value == "droptail" else value
+
+    def _check_red(self) -> None:
+        if self.queue != "red" and self.red is not None:  # type: ignore[attr-defined]
+            raise _invalid("a [red] table only with queue = 'red'", at="red", value=self.queue or "droptail")  # type: ignore[attr-defined]
+
+    def queue_spec(self, limit: dict[str, int]) -> dict[str, Any]:
+        """The engine's queue spec with the hard ``limit`` (``Buffer.limit``)."""
+        if self.queue == "red":  # type: ignore[attr-defined]
+            return {"kind": "red", **limit, "red": (self.red or Red()).engine()}  # type: ignore[attr-defined]
+        return _droptail(limit)
+
+
+class Dumbbell(_QueueChoice):
     """N sender/receiver pairs sharing one bottleneck; flow i uses pair i (N = number of flows).
 
     The delay goes on the bottleneck: its one-way delay is rtt/2 − 2·access_delay, so that every
@@ -220,6 +297,8 @@ class Dumbbell(_Model):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default) or 'red'")
+    red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -230,6 +309,9 @@ class Dumbbell(_Model):
         description="delay added to the round trip, half each way on the bottleneck, that the BDP a buffer in 'bdp' is sized by leaves out "
         "(an experiment's rtt_spread sets it per replication)",
     )
+
+    def _check(self) -> None:
+        self._check_red()
 
     @property
     def loop_rtt(self) -> Time:
@@ -242,15 +324,20 @@ class Dumbbell(_Model):
         return Time(self.loop_rtt.ns // 2 - 2 * self.access_delay.ns)
 
 
-class Link(_Model):
+class Link(_QueueChoice):
     """A one-way link of a graph topology."""
 
     from_: str = Field(alias="from", description="name of the sending node")
     to: str = Field(description="name of the receiving node")
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
-    buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="DropTail queue limit in packets or bytes")
+    buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default) or 'red'")
+    red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     loss: Probability = Field(0.0, description="random loss probability")
+
+    def _check(self) -> None:
+        self._check_red()
 
     @field_validator("buffer")
     @classmethod
@@ -763,7 +850,7 @@ class Scenario(_Model):
                 "bottleneck_delay_ns": self._bottleneck_delay_ns(),
                 "access_rate_bps": topo.access_rate.bps,
                 "access_delay_ns": [topo.access_delay.ns] * pairs,
-                "queue": _droptail(topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns)),
+                "queue": topo.queue_spec(topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns)),
                 "access_queue": _droptail(topo.access_buffer.limit(topo.access_rate.bps, topo.rtt.ns)),
                 "loss": topo.loss,
                 "reverse_loss": topo.reverse_loss,
@@ -778,7 +865,7 @@ class Scenario(_Model):
                     "to": index[link.to],
                     "rate_bps": link.rate.bps,
                     "delay_ns": link.delay.ns,
-                    "queue": _droptail(link.buffer.limit()),
+                    "queue": link.queue_spec(link.buffer.limit()),
                     "loss": link.loss,
                 }
                 for link in topo.links

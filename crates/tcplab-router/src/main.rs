@@ -30,7 +30,7 @@ use tcplab_router::sys::{self, Signal, Signals, Timer, Tun};
 use tcplab_sim::spec::QueueSpec;
 
 const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
---queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--stall-us N] [--stop-clock-on-stall] [--report FILE] [--pcap-fwd FILE]";
+--queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--stall-us N] [--stop-clock-on-stall] [--seed N] [--report FILE] [--pcap-fwd FILE]";
 
 /// Longest sleep without checking for a stop or report request.
 const MAX_SLEEP_MS: i32 = 50;
@@ -55,7 +55,7 @@ fn parse_args() -> Result<Args, String> {
     let (mut fwd, mut rev, mut queue) = (None, None, None);
     let (mut rate, mut rev_rate, mut delay, mut rev_delay) = (None, None, None, None);
     let (mut overhead, mut slots, mut rt, mut report, mut pcap_fwd) = (0u32, 32_768usize, Some(50), None, None);
-    let (mut stall_us, mut stop_clock_on_stall) = (DEFAULT_STALL_US, false);
+    let (mut stall_us, mut stop_clock_on_stall, mut seed) = (DEFAULT_STALL_US, false, 1u64);
     fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
         v.parse().map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
@@ -74,6 +74,7 @@ fn parse_args() -> Result<Args, String> {
             "--no-realtime" => rt = None,
             "--stall-us" => stall_us = num(&flag, it.next())?,
             "--stop-clock-on-stall" => stop_clock_on_stall = true,
+            "--seed" => seed = num(&flag, it.next())?,
             "--report" => report = it.next(),
             "--pcap-fwd" => pcap_fwd = Some(it.next().ok_or("--pcap-fwd needs a file")?),
             "--queue" => {
@@ -95,12 +96,12 @@ fn parse_args() -> Result<Args, String> {
         return Err("--slots must be positive".into());
     }
     let stall_ns = (stall_us > 0).then(|| stall_us * 1_000);
-    let cfg = |rate_bps, delay_ns| PipeConfig { rate_bps, delay_ns, overhead_bytes: overhead, queue: queue.clone(), slots, stall_ns, stop_clock_on_stall };
+    let cfg = |rate_bps, delay_ns, stream| PipeConfig { rate_bps, delay_ns, overhead_bytes: overhead, queue: queue.clone(), seed, stream, slots, stall_ns, stop_clock_on_stall };
     Ok(Args {
         fwd: fwd.ok_or("--fwd is required")?,
         rev: rev.ok_or("--rev is required")?,
-        fwd_cfg: cfg(rate, delay),
-        rev_cfg: cfg(rev_rate.unwrap_or(rate), rev_delay.unwrap_or(delay)),
+        fwd_cfg: cfg(rate, delay, 0),
+        rev_cfg: cfg(rev_rate.unwrap_or(rate), rev_delay.unwrap_or(delay), 1),
         rt_priority: rt,
         report,
         pcap_fwd,

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use tcplab_sim::ids::{FlowId, NodeId};
 use tcplab_sim::net::packet::{Kind, Packet};
 use tcplab_sim::net::queue::{Queue, QueueDisc};
+use tcplab_sim::rng::{Rng, Stream};
 use tcplab_sim::spec::QueueSpec;
 use tcplab_sim::time::{tx_time_ns, Nanos};
 
@@ -39,6 +40,9 @@ pub struct PipeConfig {
     /// Bytes added to each packet's size for the rate (e.g. 38 for Ethernet framing); 0 counts IP bytes.
     pub overhead_bytes: u32,
     pub queue: QueueSpec,
+    /// Seed and stream id of the queue discipline's random numbers (RED's early drops).
+    pub seed: u64,
+    pub stream: u32,
     /// Packet buffers (queue + delay line); an arrival finding none free is dropped and counted.
     pub slots: usize,
     /// Lateness beyond which a wake-up is a stall (see the module's head); `None` counts none.
@@ -183,7 +187,7 @@ impl Pipe {
             lens: vec![0; slots],
             // Popped from the end: slot 0 first.
             free: (0..slots as u32).rev().collect(),
-            queue: Queue::from_spec(&cfg.queue),
+            queue: Queue::from_spec(&cfg.queue, cfg.rate_bps, cfg.delay_ns, Rng::stream(cfg.seed, Stream::Queue, cfg.stream)),
             delay_line: VecDeque::with_capacity(slots),
             link_free_ns: 0,
             last_change_ns: 0,
@@ -311,8 +315,11 @@ impl Pipe {
             self.link_free_ns = finish;
             self.delay_line.push_back((finish + self.cfg.delay_ns, pkt.seq));
         }
-        // An idle link is free from now on (a packet arriving later starts at its arrival).
+        // An idle link is free from now on (a packet arriving later starts at its arrival). The
+        // discipline learns when it found nothing to send (RED's idle time starts there).
         if self.queue.len_pkts() == 0 && self.link_free_ns < now {
+            let none = self.queue.dequeue(self.link_free_ns);
+            debug_assert!(none.is_none());
             self.link_free_ns = now;
         }
     }
@@ -368,6 +375,8 @@ mod tests {
             delay_ns,
             overhead_bytes: 0,
             queue: QueueSpec::Droptail { limit_pkts: Some(limit_pkts), limit_bytes: None },
+            seed: 1,
+            stream: 0,
             slots: 64,
             stall_ns: None,
             stop_clock_on_stall: false,
@@ -468,6 +477,8 @@ mod tests {
             delay_ns: 0,
             overhead_bytes: 24,
             queue: QueueSpec::Droptail { limit_pkts: Some(10), limit_bytes: None },
+            seed: 1,
+            stream: 0,
             slots: 4,
             stall_ns: None,
             stop_clock_on_stall: false,
@@ -554,6 +565,8 @@ mod tests {
             delay_ns: 0,
             overhead_bytes: 0,
             queue: QueueSpec::Droptail { limit_pkts: Some(100), limit_bytes: None },
+            seed: 1,
+            stream: 0,
             slots: 2,
             stall_ns: None,
             stop_clock_on_stall: false,
@@ -599,5 +612,30 @@ mod tests {
         let s = &p.stats.sources;
         assert_eq!((s[0].pkts, s[0].first_data_ns), (4, Some(5 * MS)));
         assert_eq!((s[1].pkts, s[1].first_data_ns), (1, None));
+    }
+
+    /// RED in the router: arrivals at twice the link's rate meet early drops long before the
+    /// 64-packet limit, and once the link has sat idle the average has decayed for that time.
+    #[test]
+    fn red_drops_early_and_decays_while_the_link_is_idle() {
+        let mut p = pipe(12_000_000, MS, 64); // 1 ms per 1500-byte packet
+        let red = tcplab_sim::spec::RedSpec { min_thresh_pkts: Some(2.0), max_thresh_pkts: Some(6.0), weight: Some(0.2), byte_mode: false, ..Default::default() };
+        p.queue = Queue::from_spec(&QueueSpec::Red { limit_pkts: Some(64), limit_bytes: None, red }, 12_000_000, MS, Rng::stream(1, Stream::Queue, 0));
+        let mut most = 0;
+        for i in 0..400 {
+            let now = i * MS / 2;
+            p.service(now, |_| true);
+            offer(&mut p, 1500, 0, now);
+            most = most.max(p.queued_pkts());
+        }
+        let early = p.queue.red().expect("RED").early_drops();
+        assert!(early > 100 && early == p.stats.dropped_pkts, "{early} early drops of {} drops", p.stats.dropped_pkts);
+        assert!(most < 20, "the queue reached {most} packets");
+        // Drain, sit idle for a second, arrive again: the average has decayed to nearly nothing.
+        p.service(1_000 * MS, |_| true);
+        assert_eq!(p.queued_pkts(), 0);
+        offer(&mut p, 1500, 0, 1_000 * MS);
+        let avg = p.queue.red().expect("RED").avg();
+        assert!(avg < 0.01, "average {avg} after a second idle");
     }
 }

@@ -11,6 +11,8 @@ pub enum Stream {
     HostJitter = 3,
     /// A flow's congestion control (BBR's random start phase of the gain cycle).
     CongestionControl = 4,
+    /// A link's queue discipline (RED's early drops), id = link index.
+    Queue = 5,
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, passes BigCrush; enough for jitter and loss.

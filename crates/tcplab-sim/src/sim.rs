@@ -132,7 +132,7 @@ impl Simulation {
                 to: NodeId(l.to),
                 rate_bps: l.rate_bps,
                 delay_ns: l.delay_ns,
-                queue: Queue::from_spec(&l.queue),
+                queue: Queue::from_spec(&l.queue, l.rate_bps, l.delay_ns, Rng::stream(spec.seed, Stream::Queue, i as u32)),
                 loss: l.loss,
                 rng: Rng::stream(spec.seed, Stream::LinkLoss, i as u32),
                 in_tx: None,
@@ -255,6 +255,7 @@ impl Simulation {
         let link = &mut self.links[l.idx()];
         link.stats.enqueued_pkts += 1;
         if link.in_tx.is_none() && link.queue.len_pkts() == 0 {
+            link.queue.pass(&pkt, now);
             link.stats.sojourn.record(0);
             self.start_tx(l, pkt);
             return;

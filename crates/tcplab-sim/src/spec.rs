@@ -115,6 +115,62 @@ pub enum QueueSpec {
         #[serde(default)]
         limit_bytes: Option<u64>,
     },
+    /// Random Early Detection as ns-2.35's `Queue/RED` (`docs/queues/red.md`); the limit is the
+    /// hard one, as DropTail's.
+    Red {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        red: RedSpec,
+    },
+}
+
+/// RED's parameters, defaults those of ns-2.35 (`ns-default.tcl`). A threshold or weight left
+/// out is set from the link's rate and delay as ns-2 sets it (`initialize_params`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    /// `thresh_`: in packets (of `mean_pkt_bytes` in byte mode); absent: max(5, 2.5 ms of packets).
+    #[serde(default)]
+    pub min_thresh_pkts: Option<f64>,
+    /// `maxthresh_`: absent: 3 × min_thresh.
+    #[serde(default)]
+    pub max_thresh_pkts: Option<f64>,
+    /// 1 / `linterm_`.
+    #[serde(default = "default_red_max_p")]
+    pub max_p: f64,
+    /// `q_weight_`: absent: 1 − exp(−1 / (10 · max(0.1 s, 3 · (delay + 1/C)) · C)), C = packets/s.
+    #[serde(default)]
+    pub weight: Option<f64>,
+    #[serde(default = "default_true")]
+    pub gentle: bool,
+    #[serde(default = "default_true")]
+    pub wait: bool,
+    /// `bytes_` and `queue_in_bytes_`: the average counts bytes, and a packet's drop
+    /// probability scales with its size.
+    #[serde(default = "default_true")]
+    pub byte_mode: bool,
+    /// `mean_pktsize_`.
+    #[serde(default = "default_red_mean_pkt")]
+    pub mean_pkt_bytes: u32,
+}
+
+impl Default for RedSpec {
+    fn default() -> Self {
+        RedSpec { min_thresh_pkts: None, max_thresh_pkts: None, max_p: default_red_max_p(), weight: None, gentle: true, wait: true, byte_mode: true, mean_pkt_bytes: default_red_mean_pkt() }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_red_max_p() -> f64 {
+    0.1
+}
+fn default_red_mean_pkt() -> u32 {
+    500
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -494,15 +550,47 @@ impl Dumbbell {
 }
 
 fn check_queue(q: &QueueSpec, field: &str) -> Result<(), SpecError> {
-    match q {
-        QueueSpec::Droptail { limit_pkts, limit_bytes } => match (limit_pkts, limit_bytes) {
-            (Some(p), None) if *p >= 1 => Ok(()),
-            (None, Some(b)) if *b >= 1 => Ok(()),
-            (Some(p), None) => Err(SpecError::new(format!("{field}.limit_pkts"), p, "at least 1 packet")),
-            (None, Some(b)) => Err(SpecError::new(format!("{field}.limit_bytes"), b, "at least 1 byte")),
-            _ => Err(SpecError::new(field, "droptail", "exactly one of limit_pkts or limit_bytes")),
-        },
+    let (kind, limit_pkts, limit_bytes) = match q {
+        QueueSpec::Droptail { limit_pkts, limit_bytes } => ("droptail", limit_pkts, limit_bytes),
+        QueueSpec::Red { limit_pkts, limit_bytes, red } => {
+            check_red(red, field)?;
+            ("red", limit_pkts, limit_bytes)
+        }
+    };
+    match (limit_pkts, limit_bytes) {
+        (Some(p), None) if *p >= 1 => Ok(()),
+        (None, Some(b)) if *b >= 1 => Ok(()),
+        (Some(p), None) => Err(SpecError::new(format!("{field}.limit_pkts"), p, "at least 1 packet")),
+        (None, Some(b)) => Err(SpecError::new(format!("{field}.limit_bytes"), b, "at least 1 byte")),
+        _ => Err(SpecError::new(field, kind, "exactly one of limit_pkts or limit_bytes")),
     }
+}
+
+fn check_red(red: &RedSpec, field: &str) -> Result<(), SpecError> {
+    for (name, v) in [("min_thresh_pkts", red.min_thresh_pkts), ("max_thresh_pkts", red.max_thresh_pkts)] {
+        if let Some(v) = v {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(SpecError::new(format!("{field}.{name}"), v, "a number of packets above 0"));
+            }
+        }
+    }
+    if let (Some(lo), Some(hi)) = (red.min_thresh_pkts, red.max_thresh_pkts) {
+        if hi <= lo {
+            return Err(SpecError::new(format!("{field}.max_thresh_pkts"), hi, format!("above min_thresh_pkts ({lo})")));
+        }
+    }
+    if !(red.max_p > 0.0 && red.max_p <= 1.0) {
+        return Err(SpecError::new(format!("{field}.max_p"), red.max_p, "a probability in (0, 1]"));
+    }
+    if let Some(w) = red.weight {
+        if !(w > 0.0 && w < 1.0) {
+            return Err(SpecError::new(format!("{field}.weight"), w, "a weight in (0, 1)"));
+        }
+    }
+    if red.mean_pkt_bytes == 0 {
+        return Err(SpecError::new(format!("{field}.mean_pkt_bytes"), 0, "at least 1 byte"));
+    }
+    Ok(())
 }
 
 fn check_prob(p: f64, field: &str) -> Result<(), SpecError> {

@@ -190,7 +190,7 @@ class _Watchdog:
 class _Router:
     """The router process in the router namespace; its report comes on SIGTERM."""
 
-    def __init__(self, workdir: Path, rate_bps: int, delay_ns: int, queue: dict[str, Any], overhead_bytes: int = 0, pcap: bool = False) -> None:
+    def __init__(self, workdir: Path, rate_bps: int, delay_ns: int, queue: dict[str, Any], overhead_bytes: int = 0, pcap: bool = False, seed: int = 1) -> None:
         self.report_path = workdir / "router.json"
         #: The forward direction's arrivals (``--pcap-fwd``), when asked for.
         self.pcap_path = workdir / "router-fwd.pcap" if pcap else None
@@ -202,6 +202,7 @@ class _Router:
             "--rate-bps", str(rate_bps),
             "--delay-ns", str(delay_ns),
             "--queue", json.dumps(queue),
+            "--seed", str(seed),
             "--overhead-bytes", str(overhead_bytes),
             "--stall-us", str(STALL_LIMIT_NS // 1000),
             "--report", str(self.report_path),
@@ -276,6 +277,8 @@ class _Testbed:
     measure_overhead: bool = False
     #: The pings that measured the overhead (router at rtt/2), when it was measured here.
     uncorrected: tools.PingStats | None = None
+    #: The run's seed: the router's queue discipline draws from it (RED's early drops).
+    seed: int = 1
     topo: topology.Dumbbell = field(init=False)
     router: _Router | None = None
 
@@ -327,7 +330,7 @@ class _Testbed:
 
     def _new_router(self) -> _Router:
         """A router delaying each direction by rtt/2 less half the path's overhead."""
-        return _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap)
+        return _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap, seed=self.seed)
 
     def close(self) -> None:
         try:
@@ -348,6 +351,7 @@ def _session(
     router_pcap: bool = False,
     overhead_ns: int = 0,
     measure_overhead: bool = False,
+    seed: int = 1,
 ) -> Iterator[_Testbed]:
     """Everything a run needs, removed afterwards whatever happens (SIGTERM becomes
     KeyboardInterrupt for the duration; a SIGKILL is left to the watchdog and ``tcplab testbed clean``)."""
@@ -361,7 +365,7 @@ def _session(
     try:
         with _lock(), tempfile.TemporaryDirectory(prefix="tcplab-testbed-") as tmp:
             watchdog = _Watchdog()
-            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []), router_pcap, overhead_ns, measure_overhead)
+            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []), router_pcap, overhead_ns, measure_overhead, seed=seed)
             try:
                 bed.open()
                 yield bed
@@ -621,13 +625,13 @@ def run(
     if isinstance(calibration, str):
         raise TcplabError(f"calibration failed at RTT {topo.rtt}, bottleneck {topo.bottleneck}: {calibration}")
     n = len(scenario.flows)
-    queue = {"kind": "droptail", **topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns)}
+    queue = topo.queue_spec(topo.buffer.limit(topo.bottleneck.bps, topo.rtt.ns))
     rng = random.Random(scenario.seed)
     starts_ns = [flow.start.ns + int(rng.random() * scenario.start_jitter.ns) for flow in scenario.flows]
     duration_ns = scenario.duration.ns
     overhead_ns = 0 if calibration is None else calibration.overhead_ns
     measure = calibration is None and compensate
-    with _session(n, topo.bottleneck.bps, topo.loop_rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure) as bed:
+    with _session(n, topo.bottleneck.bps, topo.loop_rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure, seed=scenario.seed) as bed:
         rtts = None
         if calibration is None:
             rtts = bed.ping(100)

@@ -21,20 +21,29 @@ impl DropTail {
         let cap = limit_pkts.unwrap_or(64).min(1 << 16) as usize;
         DropTail { fifo: VecDeque::with_capacity(cap), limit_pkts, limit_bytes, bytes: 0 }
     }
+
+    /// An arrival of `size` bytes would exceed the limit.
+    #[inline]
+    pub fn is_full_for(&self, size: u32) -> bool {
+        if let Some(limit) = self.limit_pkts {
+            if self.fifo.len() as u64 >= limit {
+                return true;
+            }
+        }
+        if let Some(limit) = self.limit_bytes {
+            if self.bytes + size as u64 > limit {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 impl QueueDisc for DropTail {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, _now_ns: Nanos) -> Result<(), Packet> {
-        if let Some(limit) = self.limit_pkts {
-            if self.fifo.len() as u64 >= limit {
-                return Err(pkt);
-            }
-        }
-        if let Some(limit) = self.limit_bytes {
-            if self.bytes + pkt.size_bytes as u64 > limit {
-                return Err(pkt);
-            }
+        if self.is_full_for(pkt.size_bytes) {
+            return Err(pkt);
         }
         self.bytes += pkt.size_bytes as u64;
         self.fifo.push_back(pkt);
