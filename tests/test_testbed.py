@@ -116,23 +116,28 @@ def test_calibration_takes_the_paths_own_round_trip_out_of_the_routers_delay() -
 def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypatch: pytest.MonkeyPatch) -> None:
     """The testbed builds its path for rtt + rtt_offset (the router delays each way by half of it,
     less half the path's overhead), and sizes a buffer in BDP by the rtt alone, as the simulator
-    does."""
-    opened: list[tuple[int, dict]] = []
+    does; its queue discipline is the scenario's."""
+    opened: list[tuple[int, dict, int]] = []
 
     class Opened(Exception):
         pass
 
-    def session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict, *rest: object) -> None:
-        opened.append((rtt_ns, queue))
+    def session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict, *rest: object, seed: int) -> None:
+        opened.append((rtt_ns, queue, seed))
         raise Opened
 
     monkeypatch.setattr(testbed.experiment, "_session", session)
     base = testbed.load(QUICK).override({"topology.buffer": "0.6bdp"})
-    for scenario in (base, base.override({"topology.rtt_offset": "60us"})):
+    red = base.override({"topology.queue": "red"})
+    for scenario in (base, base.override({"topology.rtt_offset": "60us"}), red):
         with pytest.raises(Opened):
-            testbed.run(scenario)
-    assert [rtt for rtt, _ in opened] == [base.topology.rtt.ns, base.topology.rtt.ns + 60_000]
-    assert opened[0][1] == opened[1][1] == {"kind": "droptail", "limit_pkts": round(0.6 * 100e6 * base.topology.rtt.ns / 8e9 / 1500)}
+            testbed.run(scenario, seed=7)
+    assert [rtt for rtt, _, _ in opened] == [base.topology.rtt.ns, base.topology.rtt.ns + 60_000, base.topology.rtt.ns]
+    limit = {"limit_pkts": round(0.6 * 100e6 * base.topology.rtt.ns / 8e9 / 1500)}
+    assert opened[0][1] == opened[1][1] == {"kind": "droptail", **limit}
+    # RED goes to the router as the simulator gets it, with the run's seed for its drops.
+    assert opened[2][1] == red.to_engine_spec()["topology"]["queue"] == {"kind": "red", **limit, "red": opened[2][1]["red"]}
+    assert [seed for _, _, seed in opened] == [7, 7, 7]
 
 
 def test_calibration_judges_both_tolerances() -> None:
