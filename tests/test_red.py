@@ -64,6 +64,7 @@ def test_red_queue_matches_ns2(rate_mbps: float, packet_bytes: int, red: dict[st
     ns_drops, ns_queue = _ns2(rate_mbps, packet_bytes, red)
     q = tcplab.simulate(_cbr_through_red(rate_mbps, packet_bytes, red)).queues.iloc[0]
     assert abs(q.dropped_pkts / ns_drops - 1) < 0.005, (q.dropped_pkts, ns_drops)
+    assert q.early_drop_pkts == q.dropped_pkts  # the 1000-packet limit is never reached
     assert abs(q.mean_pkts / ns_queue - 1) < 0.03, (q.mean_pkts, ns_queue)
 
 

@@ -354,6 +354,11 @@ impl Pipe {
         self.delay_line.front().map(|&(t, _)| t + self.stopped_ns)
     }
 
+    /// Arrivals the queue discipline dropped early (RED), among `stats.dropped_pkts`.
+    pub fn early_drop_pkts(&self) -> u64 {
+        self.queue.early_drops()
+    }
+
     pub fn queued_pkts(&self) -> usize {
         self.queue.len_pkts()
     }

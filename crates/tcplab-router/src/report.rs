@@ -34,6 +34,7 @@ pub fn direction(name: &str, pipe: &Pipe, stats: &Stats, realtime: bool) -> Valu
         "received_bytes": stats.received_bytes,
         "forwarded_pkts": stats.forwarded_pkts,
         "dropped_pkts": stats.dropped_pkts,
+        "early_drop_pkts": pipe.early_drop_pkts(),
         "overflow_pkts": stats.overflow_pkts,
         "write_errors": stats.write_errors,
         "max_pkts": stats.max_pkts,

@@ -649,6 +649,7 @@ impl Simulation {
         queues.push("to", lu(&|l| l.to.0 as u64));
         queues.push("enqueued_pkts", lu(&|l| l.stats.enqueued_pkts));
         queues.push("dropped_pkts", lu(&|l| l.stats.dropped_pkts));
+        queues.push("early_drop_pkts", lu(&|l| l.queue.early_drops()));
         queues.push("random_loss_pkts", lu(&|l| l.stats.random_loss_pkts));
         queues.push("max_pkts", lu(&|l| l.stats.max_pkts));
         queues.push("mean_pkts", lf(&|l| l.stats.area_pkt_ns as f64 / end.max(1) as f64));

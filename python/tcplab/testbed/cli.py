@@ -95,8 +95,9 @@ def _run(args: argparse.Namespace, outputs: Callable[[argparse.Namespace], list[
                   f"ping RTT {cal['rtt_mean_ms']:.3f} ms against the setting {cal['rtt_setting_ms']:g} ms")  # fmt: skip
         for direction in result.meta["router"]["directions"]:
             late = direction["lateness"]
+            early = f" ({direction['early_drop_pkts']} early)" if direction.get("early_drop_pkts") else ""
             print(f"router {direction['device']}: lateness p50 {late['p50_ns'] / 1e3:.1f} µs, p99.9 {late['p999_ns'] / 1e3:.1f} µs, "
-                  f"max {late['max_ns'] / 1e3:.1f} µs; drops {direction['dropped_pkts']}, mean queue {direction['mean_pkts']:.1f} pkts; "
+                  f"max {late['max_ns'] / 1e3:.1f} µs; drops {direction['dropped_pkts']}{early}, mean queue {direction['mean_pkts']:.1f} pkts; "
                   f"{_stalls(direction)}")  # fmt: skip
     for fmt, path in targets:
         print(f"wrote {path}", file=sys.stderr)

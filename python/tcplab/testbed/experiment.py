@@ -964,6 +964,7 @@ def _queues(n: int, fwd: dict[str, Any], rev: dict[str, Any]) -> dict[str, np.nd
         "to": np.array(dst, dtype=np.uint64),
         "enqueued_pkts": col(lambda d: d["received_pkts"] - d["dropped_pkts"] - d["overflow_pkts"]),
         "dropped_pkts": col(lambda d: d["dropped_pkts"] + d["overflow_pkts"]),
+        "early_drop_pkts": col(lambda d: d.get("early_drop_pkts", 0)),
         "random_loss_pkts": col(lambda d: 0),
         "max_pkts": col(lambda d: d["max_pkts"]),
         "mean_pkts": col(lambda d: d["mean_pkts"]),
