@@ -55,12 +55,12 @@ NS2_CASES = [
 ]
 
 
-@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 (Debian package ns2, installed by make deps) is missing")
 @pytest.mark.parametrize(("rate_mbps", "packet_bytes", "red"), NS2_CASES)
 def test_red_queue_matches_ns2(rate_mbps: float, packet_bytes: int, red: dict[str, Any]) -> None:
     # A CBR stream overloading the bottleneck leaves RED alone to decide how long the queue gets:
     # it settles where RED's drop rate equals the excess. Both simulators drop the same excess
     # (to 0.5%), and their time-mean queues agree to 3% (seed to seed they move by up to 1%).
+    assert shutil.which("ns") is not None, "ns-2 is not installed (make deps installs Debian's ns2)"
     ns_drops, ns_queue = _ns2(rate_mbps, packet_bytes, red)
     q = tcplab.simulate(_cbr_through_red(rate_mbps, packet_bytes, red)).queues.iloc[0]
     assert abs(q.dropped_pkts / ns_drops - 1) < 0.005, (q.dropped_pkts, ns_drops)
@@ -119,6 +119,8 @@ def test_red_lowers_to_the_engine_spec(reference_data: dict) -> None:
         ({"red": {"max_p": 0.2}}, "topology.red", "a [red] table only with queue = 'red'"),
         ({"queue": "red", "red": {"min_thresh": 20, "max_thresh": 10}}, "topology.red.max_thresh", "expected more than min_thresh (20)"),
         ({"queue": "red", "red": {"weight": 1.5}}, "topology.red.weight", "expected a number in (0, 1) like 0.002"),
+        # 100 Mb/s: the automatic min_thresh is 0.005 · 25000 / 2 = 62.5 packets of 500 B.
+        ({"queue": "red", "red": {"max_thresh": 60}}, "topology.red.max_thresh", "expected more than min_thresh (62.5, set from the link's rate)"),
         ({"queue": "red", "red": {"max_p": 0}}, "topology.red.max_p", "expected a number in (0, 1] like 0.1"),
         ({"queue": "red", "red": {"mean_packet_size": "0B"}}, "topology.red.mean_packet_size", "positive size"),
         ({"queue": "red", "red": {"threshold": 5}}, "topology.red.threshold", ""),

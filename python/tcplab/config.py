@@ -275,9 +275,16 @@ class _QueueChoice(_Model):
     def _droptail_is_the_default(cls, value: Optional[str]) -> Optional[str]:
         return None if value == "droptail" else value
 
-    def _check_red(self) -> None:
-        if self.queue != "red" and self.red is not None:  # type: ignore[attr-defined]
+    def _check_queue(self, rate_bps: int) -> None:
+        """Checks of ``queue`` and ``red`` on a link of ``rate_bps``."""
+        red = self.red  # type: ignore[attr-defined]
+        if self.queue != "red" and red is not None:  # type: ignore[attr-defined]
             raise _invalid("a [red] table only with queue = 'red'", at="red", value=self.queue or "droptail")  # type: ignore[attr-defined]
+        if red is not None and red.max_thresh is not None and red.min_thresh is None:
+            # The automatic min_thresh, as the engine sets it (RedSpec::auto_min_thresh_pkts).
+            auto = max(5.0, 0.005 * rate_bps / (8 * red.mean_packet_size.bytes) / 2)
+            if red.max_thresh <= auto:
+                raise _invalid(f"expected more than min_thresh ({auto:g}, set from the link's rate)", at="red.max_thresh", value=red.max_thresh)
 
     def queue_spec(self, limit: dict[str, int]) -> dict[str, Any]:
         """The engine's queue spec with the hard ``limit`` (``Buffer.limit``)."""
@@ -311,7 +318,7 @@ class Dumbbell(_QueueChoice):
     )
 
     def _check(self) -> None:
-        self._check_red()
+        self._check_queue(self.bottleneck.bps)
 
     @property
     def loop_rtt(self) -> Time:
@@ -337,7 +344,7 @@ class Link(_QueueChoice):
     loss: Probability = Field(0.0, description="random loss probability")
 
     def _check(self) -> None:
-        self._check_red()
+        self._check_queue(self.rate.bps)
 
     @field_validator("buffer")
     @classmethod

@@ -157,6 +157,14 @@ pub struct RedSpec {
     pub mean_pkt_bytes: u32,
 }
 
+impl RedSpec {
+    /// ns-2's automatic `thresh_` for a link of `rate_bps`: max(5, half of 5 ms of packets of
+    /// `mean_pkt_bytes`).
+    pub fn auto_min_thresh_pkts(rate_bps: u64, mean_pkt_bytes: u32) -> f64 {
+        (0.005 * rate_bps as f64 / (8.0 * mean_pkt_bytes as f64) / 2.0).max(5.0)
+    }
+}
+
 impl Default for RedSpec {
     fn default() -> Self {
         RedSpec { min_thresh_pkts: None, max_thresh_pkts: None, max_p: default_red_max_p(), weight: None, gentle: true, wait: true, byte_mode: true, mean_pkt_bytes: default_red_mean_pkt() }
@@ -549,11 +557,12 @@ impl Dumbbell {
     }
 }
 
-fn check_queue(q: &QueueSpec, field: &str) -> Result<(), SpecError> {
+/// A queue on a link of `rate_bps` (RED's automatic threshold depends on it).
+fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecError> {
     let (kind, limit_pkts, limit_bytes) = match q {
         QueueSpec::Droptail { limit_pkts, limit_bytes } => ("droptail", limit_pkts, limit_bytes),
         QueueSpec::Red { limit_pkts, limit_bytes, red } => {
-            check_red(red, field)?;
+            check_red(red, &format!("{field}.red"), rate_bps)?;
             ("red", limit_pkts, limit_bytes)
         }
     };
@@ -566,7 +575,7 @@ fn check_queue(q: &QueueSpec, field: &str) -> Result<(), SpecError> {
     }
 }
 
-fn check_red(red: &RedSpec, field: &str) -> Result<(), SpecError> {
+fn check_red(red: &RedSpec, field: &str, rate_bps: u64) -> Result<(), SpecError> {
     for (name, v) in [("min_thresh_pkts", red.min_thresh_pkts), ("max_thresh_pkts", red.max_thresh_pkts)] {
         if let Some(v) = v {
             if !(v.is_finite() && v > 0.0) {
@@ -574,9 +583,14 @@ fn check_red(red: &RedSpec, field: &str) -> Result<(), SpecError> {
             }
         }
     }
-    if let (Some(lo), Some(hi)) = (red.min_thresh_pkts, red.max_thresh_pkts) {
+    if red.mean_pkt_bytes == 0 {
+        return Err(SpecError::new(format!("{field}.mean_pkt_bytes"), 0, "at least 1 byte"));
+    }
+    if let Some(hi) = red.max_thresh_pkts {
+        let lo = red.min_thresh_pkts.unwrap_or_else(|| RedSpec::auto_min_thresh_pkts(rate_bps, red.mean_pkt_bytes));
         if hi <= lo {
-            return Err(SpecError::new(format!("{field}.max_thresh_pkts"), hi, format!("above min_thresh_pkts ({lo})")));
+            let how = if red.min_thresh_pkts.is_some() { "" } else { ", set from the link's rate" };
+            return Err(SpecError::new(format!("{field}.max_thresh_pkts"), hi, format!("above min_thresh_pkts ({lo}{how})")));
         }
     }
     if !(red.max_p > 0.0 && red.max_p <= 1.0) {
@@ -586,9 +600,6 @@ fn check_red(red: &RedSpec, field: &str) -> Result<(), SpecError> {
         if !(w > 0.0 && w < 1.0) {
             return Err(SpecError::new(format!("{field}.weight"), w, "a weight in (0, 1)"));
         }
-    }
-    if red.mean_pkt_bytes == 0 {
-        return Err(SpecError::new(format!("{field}.mean_pkt_bytes"), 0, "at least 1 byte"));
     }
     Ok(())
 }
@@ -643,8 +654,8 @@ impl Spec {
                         format!("one value per pair ({})", d.pairs),
                     ));
                 }
-                check_queue(&d.queue, "topology.queue")?;
-                check_queue(&d.access_queue, "topology.access_queue")?;
+                check_queue(&d.queue, "topology.queue", d.bottleneck_rate_bps)?;
+                check_queue(&d.access_queue, "topology.access_queue", d.access_rate_bps)?;
                 check_prob(d.loss, "topology.loss")?;
                 check_prob(d.reverse_loss, "topology.reverse_loss")?;
                 d.build()
@@ -665,7 +676,7 @@ impl Spec {
                     if l.rate_bps == 0 {
                         return Err(SpecError::new(format!("{f}.rate_bps"), 0, "a positive rate"));
                     }
-                    check_queue(&l.queue, &format!("{f}.queue"))?;
+                    check_queue(&l.queue, &format!("{f}.queue"), l.rate_bps)?;
                     check_prob(l.loss, &format!("{f}.loss"))?;
                 }
                 Built { node_names: g.nodes.clone(), links: g.links.iter().map(|l| BuiltLink {

@@ -77,3 +77,18 @@ fn early_drops_follow_the_seed() {
     other.seed += 1;
     assert_ne!(drops(&a), drops(&run(&other)), "another seed, the same drops");
 }
+
+#[test]
+fn thresholds_that_cross_are_refused() {
+    // 10 Mb/s: the automatic min_thresh is max(5, 0.005 · 2500 / 2) = 6.25 packets.
+    let bad = |red: RedSpec| {
+        let queue = QueueSpec::Red { limit_pkts: Some(100), limit_bytes: None, red };
+        tcplab_sim::simulate(&two_flows(queue)).expect_err("crossed thresholds").field
+    };
+    let auto = RedSpec { max_thresh_pkts: Some(6.0), ..RedSpec::default() };
+    assert_eq!(bad(auto), "topology.queue.red.max_thresh_pkts");
+    let given = RedSpec { min_thresh_pkts: Some(10.0), max_thresh_pkts: Some(10.0), ..RedSpec::default() };
+    assert_eq!(bad(given), "topology.queue.red.max_thresh_pkts");
+    let fine = RedSpec { max_thresh_pkts: Some(6.5), ..RedSpec::default() };
+    assert!(tcplab_sim::simulate(&two_flows(QueueSpec::Red { limit_pkts: Some(100), limit_bytes: None, red: fine })).is_ok());
+}

@@ -20,9 +20,6 @@ use crate::rng::Rng;
 use crate::spec::RedSpec;
 use crate::time::{Nanos, NS_PER_SEC};
 
-/// ns-2's `targetdelay_`: the automatic `min_thresh` is half this much of queue, at least 5.
-const TARGET_DELAY_S: f64 = 0.005;
-
 /// RED's parameters once the automatic ones are set for the link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RedParams {
@@ -47,7 +44,7 @@ impl RedParams {
             let rtt = (3.0 * (delay_ns as f64 / NS_PER_SEC as f64 + 1.0 / ptc)).max(0.1);
             1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
         });
-        let min_pkts = spec.min_thresh_pkts.unwrap_or_else(|| (TARGET_DELAY_S * ptc / 2.0).max(5.0));
+        let min_pkts = spec.min_thresh_pkts.unwrap_or_else(|| RedSpec::auto_min_thresh_pkts(rate_bps, spec.mean_pkt_bytes));
         let max_pkts = spec.max_thresh_pkts.unwrap_or(3.0 * min_pkts);
         let unit = if spec.byte_mode { spec.mean_pkt_bytes as f64 } else { 1.0 };
         RedParams {
