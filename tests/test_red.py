@@ -156,3 +156,14 @@ def test_droptail_keeps_its_run_keys(reference_data: dict) -> None:
     assert explicit == plain and run_id(explicit, "sim", 1) == run_id(plain, "sim", 1)
     data["topology"]["queue"] = "red"
     assert run_id(Scenario.model_validate(data), "sim", 1) != run_id(plain, "sim", 1)
+
+
+def test_red_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    from tcplab.cli import main
+
+    argv = ["sim", "--rtt", "40ms", "--bottleneck", "10Mbps", "--buffer", "100pkt", "--flow", "reno", "--duration", "20s"]
+    assert main([*argv, "--queue", "red", "--set", "topology.red.min_thresh=5", "--set", "topology.red.byte_mode=false"]) == 0
+    assert "JFI" in capsys.readouterr().out
+    assert main([*argv, "--queue", "codel"]) == 2
+    assert capsys.readouterr().err.endswith("tcplab: error: topology.queue = 'codel': expected 'droptail' or 'red'\n")
+
