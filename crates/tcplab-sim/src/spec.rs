@@ -166,8 +166,9 @@ impl RedSpec {
 }
 
 impl Default for RedSpec {
+    /// Every key at its serde default (ns-2.35's), as an empty `red` table reads.
     fn default() -> Self {
-        RedSpec { min_thresh_pkts: None, max_thresh_pkts: None, max_p: default_red_max_p(), weight: None, gentle: true, wait: true, byte_mode: true, mean_pkt_bytes: default_red_mean_pkt() }
+        serde_json::from_value(serde_json::json!({})).expect("defaults")
     }
 }
 

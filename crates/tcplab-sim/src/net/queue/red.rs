@@ -124,10 +124,6 @@ impl Red {
         Red { params, avg: 0.0, count: 0, count_bytes: 0, above: false, idle: true, idle_since: 0, rng, early_drops: 0 }
     }
 
-    pub fn params(&self) -> &RedParams {
-        &self.params
-    }
-
     /// The average queue after the last arrival (packets, or bytes in byte mode).
     pub fn avg(&self) -> f64 {
         self.avg
