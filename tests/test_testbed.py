@@ -67,7 +67,7 @@ def test_router_pcap_is_what_the_queue_received(quick: tcplab.Result, quick_pcap
                          capture_output=True, text=True, check=True).stdout
     rows = [line.split("\t") for line in out.splitlines()]
     fwd = quick.queues.iloc[0]
-    assert len(rows) == fwd["enqueued_pkts"] + fwd["dropped_pkts"]
+    assert len(rows) == fwd["enqueued_pkts"]
     arrivals = [(loss_split.epoch_ns(stamp), k, int(size)) for k, (stamp, size) in enumerate(rows)]
     dropped = len(loss_split.replay(arrivals, int(fwd["max_pkts"]), 100_000_000))
     assert dropped == fwd["dropped_pkts"] > 0
@@ -116,7 +116,7 @@ def test_calibration_takes_the_paths_own_round_trip_out_of_the_routers_delay() -
 def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypatch: pytest.MonkeyPatch) -> None:
     """The testbed builds its path for rtt + rtt_offset (the router delays each way by half of it,
     less half the path's overhead), and sizes a buffer in BDP by the rtt alone, as the simulator
-    does; its queue discipline is the scenario's."""
+    does; its queue discipline (RED, CoDel) is the scenario's."""
     opened: list[tuple[int, dict, int]] = []
 
     class Opened(Exception):
@@ -129,15 +129,40 @@ def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypat
     monkeypatch.setattr(testbed.experiment, "_session", session)
     base = testbed.load(QUICK).override({"topology.buffer": "0.6bdp"})
     red = base.override({"topology.queue": "red"})
-    for scenario in (base, base.override({"topology.rtt_offset": "60us"}), red):
+    codel = base.override({"topology.queue": "codel", "topology.codel.target": "2ms"})
+    for scenario in (base, base.override({"topology.rtt_offset": "60us"}), red, codel):
         with pytest.raises(Opened):
             testbed.run(scenario, seed=7)
-    assert [rtt for rtt, _, _ in opened] == [base.topology.rtt.ns, base.topology.rtt.ns + 60_000, base.topology.rtt.ns]
+    assert [rtt for rtt, _, _ in opened] == [base.topology.rtt.ns, base.topology.rtt.ns + 60_000, base.topology.rtt.ns, base.topology.rtt.ns]
     limit = {"limit_pkts": round(0.6 * 100e6 * base.topology.rtt.ns / 8e9 / 1500)}
     assert opened[0][1] == opened[1][1] == {"kind": "droptail", **limit}
     # RED goes to the router as the simulator gets it, with the run's seed for its drops.
     assert opened[2][1] == red.to_engine_spec()["topology"]["queue"] == {"kind": "red", **limit, "red": opened[2][1]["red"]}
-    assert [seed for _, _, seed in opened] == [7, 7, 7]
+    # CoDel too, its parameters as given.
+    assert opened[3][1] == codel.to_engine_spec()["topology"]["queue"] == {"kind": "codel", **limit, "codel": {"target_ns": 2_000_000, "interval_ns": 100_000_000, "mtu_bytes": 1500}}
+    assert [seed for _, _, seed in opened] == [7, 7, 7, 7]
+
+
+def test_codel_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Path) -> None:
+    """Two kernel CUBIC flows into a 400-packet buffer (10 BDP) through the router's CoDel: the
+    queue stays a few packets long, every drop CoDel's, the link full. With DropTail the same
+    flows keep about 324 packets queued (30-s runs, 2026-11-28: router 324.4, simulator 324.6;
+    with CoDel 6.5 and 7.1, 52 and 54 drops)."""
+    path = tmp_path / "codel.toml"
+    path.write_text(
+        'name = "testbed-codel"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n'
+        '[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "codel"\n'
+        '[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
+    )
+    scenario = testbed.load(path)
+    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
+    for name, r in (("testbed", tb), ("simulator", sim)):
+        fwd = r.queues.iloc[0]
+        total = r.summary()["throughput_mbps"].sum()
+        assert fwd["mean_pkts"] < 15 and fwd["sojourn_p50_ns"] < 10e6, (name, fwd["mean_pkts"], fwd["sojourn_p50_ns"])
+        assert fwd["dropped_pkts"] == fwd["early_drop_pkts"] > 0 and fwd["max_pkts"] < 400, (name, fwd)
+        assert total > 17, (name, total)
+    _assert_nothing_left()
 
 
 def test_calibration_judges_both_tolerances() -> None:

@@ -261,14 +261,30 @@ class Red(_Model):
         return out
 
 
-QueueKind = Literal["droptail", "red"]
+class Codel(_Model):
+    """CoDel's parameters (``queue = "codel"``), defaults those of Linux's ``sch_codel`` and
+    RFC 8289 (``docs/queues/codel.md``)."""
+
+    target: PositiveTime = Field(Time(5_000_000), description="sojourn time CoDel tolerates at the head of the queue")
+    interval: PositiveTime = Field(
+        Time(100_000_000), description="how long the sojourn must stay above target before the first drop; the control law's base"
+    )
+    mtu: PositiveSize = Field(Size(1500), description="bytes left queued at or below which CoDel drops nothing (Linux: the device's MTU)")
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``codel`` table."""
+        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "mtu_bytes": self.mtu.bytes}
+
+
+QueueKind = Literal["droptail", "red", "codel"]
 
 
 class _QueueChoice(_Model):
-    """A ``queue`` discipline and its ``red`` table, which only ``queue = "red"`` may have.
+    """A ``queue`` discipline and its parameter table (``red``, ``codel``), which only that
+    discipline may have.
 
-    Both stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
-    DropTail scenario's run key is the one it had before tcplab had RED."""
+    All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
+    DropTail scenario's run key is the one it had before tcplab had other disciplines."""
 
     @field_validator("queue", check_fields=False)
     @classmethod
@@ -278,8 +294,9 @@ class _QueueChoice(_Model):
     def _check_queue(self, rate_bps: int) -> None:
         """Checks of ``queue`` and ``red`` on a link of ``rate_bps``."""
         red = self.red  # type: ignore[attr-defined]
-        if self.queue != "red" and red is not None:  # type: ignore[attr-defined]
-            raise _invalid("a [red] table only with queue = 'red'", at="red", value=self.queue or "droptail")  # type: ignore[attr-defined]
+        for table in ("red", "codel"):
+            if self.queue != table and getattr(self, table) is not None:  # type: ignore[attr-defined]
+                raise _invalid(f"a [{table}] table only with queue = '{table}'", at=table, value=self.queue or "droptail")  # type: ignore[attr-defined]
         if red is not None and red.max_thresh is not None and red.min_thresh is None:
             # The automatic min_thresh, as the engine sets it (RedSpec::auto_min_thresh_pkts).
             auto = max(5.0, 0.005 * rate_bps / (8 * red.mean_packet_size.bytes) / 2)
@@ -290,6 +307,8 @@ class _QueueChoice(_Model):
         """The engine's queue spec with the hard ``limit`` (``Buffer.limit``)."""
         if self.queue == "red":  # type: ignore[attr-defined]
             return {"kind": "red", **limit, "red": (self.red or Red()).engine()}  # type: ignore[attr-defined]
+        if self.queue == "codel":  # type: ignore[attr-defined]
+            return {"kind": "codel", **limit, "codel": (self.codel or Codel()).engine()}  # type: ignore[attr-defined]
         return _droptail(limit)
 
 
@@ -304,8 +323,9 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default) or 'red'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red' or 'codel'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
+    codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -339,8 +359,9 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default) or 'red'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red' or 'codel'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
+    codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     loss: Probability = Field(0.0, description="random loss probability")
 
     def _check(self) -> None:

@@ -305,7 +305,12 @@ impl Pipe {
             let start_at = self.link_free_ns;
             // The queue's departure happens at the ideal start (≥ the last change: times are ordered).
             self.occupancy_to(start_at);
-            let pkt = self.queue.dequeue(start_at).expect("queue is non-empty");
+            let pkt = self.queue.dequeue(start_at);
+            if self.queue.has_dropped() {
+                self.head_drops();
+            }
+            // CoDel may have dropped every packet left.
+            let Some(pkt) = pkt else { continue };
             let start = start_at.max(pkt.enq_ns);
             if start > start_at {
                 self.occupancy_to(start);
@@ -321,6 +326,22 @@ impl Pipe {
             let none = self.queue.dequeue(self.link_free_ns);
             debug_assert!(none.is_none());
             self.link_free_ns = now;
+        }
+    }
+
+    /// Count and free the packets the discipline dropped at the head of the queue (CoDel).
+    #[cold]
+    fn head_drops(&mut self) {
+        let mut slots = Vec::new();
+        self.queue.take_dropped(|pkt| slots.push(pkt.seq));
+        for slot in slots {
+            self.stats.dropped_pkts += 1;
+            let start = slot as usize * SLOT_BYTES;
+            let len = self.lens[slot as usize] as usize;
+            if let Some(s) = ipv4_source(&self.slab[start..start + len]).and_then(|a| self.stats.source(a)) {
+                s.dropped += 1;
+            }
+            self.free.push(slot);
         }
     }
 
@@ -354,7 +375,8 @@ impl Pipe {
         self.delay_line.front().map(|&(t, _)| t + self.stopped_ns)
     }
 
-    /// Arrivals the queue discipline dropped early (RED), among `stats.dropped_pkts`.
+    /// Packets the queue discipline dropped apart from its limit (RED's early drops, CoDel's at
+    /// the head), among `stats.dropped_pkts`.
     pub fn early_drop_pkts(&self) -> u64 {
         self.queue.early_drops()
     }
@@ -642,5 +664,56 @@ mod tests {
         offer(&mut p, 1500, 0, 1_000 * MS);
         let avg = p.queue.red().expect("RED").avg();
         assert!(avg < 0.01, "average {avg} after a second idle");
+    }
+
+    /// CoDel in the router: a standing queue (100 packets built by a burst, then arrivals at
+    /// exactly the link's rate, which DropTail would keep for ever) is dropped at the head until
+    /// packets wait about `target`; the dropped packets' slots come back and their source is
+    /// charged for them.
+    #[test]
+    fn codel_drains_a_standing_queue_to_its_target() {
+        let mut p = Pipe::new(PipeConfig {
+            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
+            delay_ns: MS,
+            overhead_bytes: 0,
+            queue: QueueSpec::Codel { limit_pkts: Some(1000), limit_bytes: None, codel: Default::default() },
+            seed: 1,
+            stream: 0,
+            slots: 256,
+            stall_ns: None,
+            stop_clock_on_stall: false,
+        });
+        let offer_from = |p: &mut Pipe, now: Nanos| {
+            let (slot, buf) = p.free_slot().expect("a free slot");
+            buf[0] = 0x45;
+            buf[12..16].copy_from_slice(&[10, 10, 1, 2]);
+            assert!(p.arrive(slot, 1500, now), "the limit is never reached");
+        };
+        for _ in 0..100 {
+            offer_from(&mut p, 0);
+        }
+        let mut sent = 0;
+        let mut now = 0;
+        while now < 5_000 * MS {
+            now += MS;
+            p.service(now, |_| {
+                sent += 1;
+                true
+            });
+            offer_from(&mut p, now);
+        }
+        let dropped = p.stats.dropped_pkts;
+        assert_eq!(p.early_drop_pkts(), dropped);
+        assert_eq!(p.stats.sources[0].dropped, dropped);
+        // Each drop shortens the standing queue by one: about 95 leave it at the 5-ms target.
+        assert!((90..=100).contains(&dropped), "{dropped} dropped");
+        assert!(p.queued_pkts() <= 6, "{} packets still queued", p.queued_pkts());
+        // Nothing lost: every arrival was sent, dropped, or is still in the pipe.
+        p.service(now + 100 * MS, |_| {
+            sent += 1;
+            true
+        });
+        assert_eq!(sent + dropped, 100 + 5_000);
+        assert_eq!(p.free.len(), 256, "every slot is free again");
     }
 }

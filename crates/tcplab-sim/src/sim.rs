@@ -293,6 +293,10 @@ impl Simulation {
             self.start_tx(l, next);
         }
         let link = &mut self.links[l.idx()];
+        if link.queue.has_dropped() {
+            self.head_drops(l);
+        }
+        let link = &mut self.links[l.idx()];
         let lost = link.rng.chance(link.loss);
         if let Some(cap) = &mut self.capture {
             cap.on_tx_done(l, &pkt, now, tx_time_ns(pkt.size_bytes, link.rate_bps), link.delay_ns, lost);
@@ -322,6 +326,20 @@ impl Simulation {
         }
         let to = link.to;
         self.at_node(to, &pkt);
+    }
+
+    /// Account for the packets `l`'s queue dropped at its head (CoDel) as it dequeued.
+    #[cold]
+    fn head_drops(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let flows = &mut self.flows;
+        let stats = &mut link.stats;
+        link.queue.take_dropped(|pkt| {
+            stats.dropped_pkts += 1;
+            if pkt.kind.is_data() {
+                flows[pkt.flow.idx()].net_dropped_pkts += 1;
+            }
+        });
     }
 
     fn count_drop(&mut self, pkt: &Packet) {

@@ -125,6 +125,50 @@ pub enum QueueSpec {
         #[serde(default)]
         red: RedSpec,
     },
+    /// CoDel as Linux's `sch_codel` (`docs/queues/codel.md`); the limit drops arrivals as
+    /// DropTail's does.
+    Codel {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        codel: CodelSpec,
+    },
+}
+
+/// CoDel's parameters, defaults those of Linux's `sch_codel` (and RFC 8289).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CodelSpec {
+    /// `target`: the sojourn time CoDel tolerates (5 ms).
+    #[serde(default = "default_codel_target")]
+    pub target_ns: Nanos,
+    /// `interval`: how long the sojourn must stay above target before the first drop, and the
+    /// control law's base (100 ms).
+    #[serde(default = "default_codel_interval")]
+    pub interval_ns: Nanos,
+    /// Bytes left queued at or below which nothing is dropped (Linux: the device's MTU; 1500,
+    /// IP bytes as tcplab counts packets).
+    #[serde(default = "default_codel_mtu")]
+    pub mtu_bytes: u32,
+}
+
+impl Default for CodelSpec {
+    /// Every key at its serde default (Linux's), as an empty `codel` table reads.
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({})).expect("defaults")
+    }
+}
+
+fn default_codel_target() -> Nanos {
+    5_000_000
+}
+fn default_codel_interval() -> Nanos {
+    100_000_000
+}
+fn default_codel_mtu() -> u32 {
+    1500
 }
 
 /// RED's parameters, defaults those of ns-2.35 (`ns-default.tcl`). A threshold or weight left
@@ -565,6 +609,14 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
         QueueSpec::Red { limit_pkts, limit_bytes, red } => {
             check_red(red, &format!("{field}.red"), rate_bps)?;
             ("red", limit_pkts, limit_bytes)
+        }
+        QueueSpec::Codel { limit_pkts, limit_bytes, codel } => {
+            for (name, v) in [("target_ns", codel.target_ns), ("interval_ns", codel.interval_ns)] {
+                if v == 0 {
+                    return Err(SpecError::new(format!("{field}.codel.{name}"), v, "a time above 0 ns"));
+                }
+            }
+            ("codel", limit_pkts, limit_bytes)
         }
     };
     match (limit_pkts, limit_bytes) {

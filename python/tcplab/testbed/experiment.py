@@ -962,7 +962,9 @@ def _queues(n: int, fwd: dict[str, Any], rev: dict[str, Any]) -> dict[str, np.nd
         "link": np.array(links, dtype=np.uint64),
         "from": np.array(src, dtype=np.uint64),
         "to": np.array(dst, dtype=np.uint64),
-        "enqueued_pkts": col(lambda d: d["received_pkts"] - d["dropped_pkts"] - d["overflow_pkts"]),
+        # Offered to the queue, dropped there or not, as the simulator counts (the router's
+        # overflows never reached it).
+        "enqueued_pkts": col(lambda d: d["received_pkts"] - d["overflow_pkts"]),
         "dropped_pkts": col(lambda d: d["dropped_pkts"] + d["overflow_pkts"]),
         "early_drop_pkts": col(lambda d: d.get("early_drop_pkts", 0)),
         "random_loss_pkts": col(lambda d: 0),

@@ -1,9 +1,12 @@
-//! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]) and RED's admission of
-//! arrivals to it ([`Red`]); [`Queue`] joins them without dynamic dispatch.
+//! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's admission of
+//! arrivals to it ([`Red`]) and CoDel's drops at its head ([`Codel`]); [`Queue`] joins them
+//! without dynamic dispatch.
 
+mod codel;
 mod droptail;
 mod red;
 
+pub use codel::Codel;
 pub use droptail::DropTail;
 pub use red::{Red, RedParams};
 
@@ -29,73 +32,130 @@ pub trait QueueDisc {
     fn for_each(&self, f: &mut dyn FnMut(&Packet));
 }
 
-/// A link's queue: a DropTail FIFO, limited in packets or bytes, and optionally RED deciding
-/// which arrivals it admits (RED's hard limit is the FIFO's). DropTail's path gains only the
-/// checks that RED is absent: 1.5% more instructions on `bench/engine_reno.json` (7.404 against
-/// 7.292 G, `bench/engine_cost.py`), where a `match` over an enum of disciplines cost 2.0–4.0%.
+/// A link's queue: a DropTail FIFO, limited in packets or bytes, and optionally an active queue
+/// manager ([`Aqm`]) deciding which arrivals it admits (RED) or which packets leave it dropped
+/// (CoDel); the FIFO's limit stays the hard one. DropTail's path gains only the checks that the
+/// manager is absent: 2.0% more instructions on `bench/engine_reno.json` than with no manager
+/// at all (7.438 against 7.292 G, `bench/engine_cost.py`; RED's checks 1.5%, the link's check for
+/// CoDel's drops at the head 0.5%), where a `match` over an enum of disciplines cost 2.0–4.0% for
+/// RED alone.
 #[derive(Debug)]
 pub struct Queue {
     fifo: DropTail,
-    /// Boxed: RED's state is larger than the queue should be.
-    red: Option<Box<Red>>,
+    /// Boxed: a manager's state is larger than the queue should be.
+    aqm: Option<Box<Aqm>>,
+}
+
+/// The active queue managers a [`Queue`] may have.
+#[derive(Debug)]
+pub enum Aqm {
+    Red(Red),
+    Codel(Codel),
 }
 
 impl Queue {
     /// The discipline `spec` on a link of `rate_bps` and one-way `delay_ns` (RED sizes its
     /// automatic parameters by them), drawing from `rng` (RED's early drops).
     pub fn from_spec(spec: &QueueSpec, rate_bps: u64, delay_ns: Nanos, rng: Rng) -> Queue {
-        match spec {
-            QueueSpec::Droptail { limit_pkts, limit_bytes } => Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), red: None },
-            QueueSpec::Red { limit_pkts, limit_bytes, red } => Queue {
-                fifo: DropTail::new(*limit_pkts, *limit_bytes),
-                red: Some(Box::new(Red::new(RedParams::resolve(red, rate_bps, delay_ns), rng))),
-            },
-        }
+        let (limit_pkts, limit_bytes, aqm) = match spec {
+            QueueSpec::Droptail { limit_pkts, limit_bytes } => (limit_pkts, limit_bytes, None),
+            QueueSpec::Red { limit_pkts, limit_bytes, red } => {
+                (limit_pkts, limit_bytes, Some(Aqm::Red(Red::new(RedParams::resolve(red, rate_bps, delay_ns), rng))))
+            }
+            QueueSpec::Codel { limit_pkts, limit_bytes, codel } => (limit_pkts, limit_bytes, Some(Aqm::Codel(Codel::new(codel)))),
+        };
+        Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), aqm: aqm.map(Box::new) }
     }
 
-    /// Arrivals RED dropped early (by probability, apart from its hard limit); 0 without RED.
+    /// Packets the manager dropped (RED's early drops, CoDel's drops at the head), apart from
+    /// the limit's; 0 for DropTail.
     pub fn early_drops(&self) -> u64 {
-        self.red.as_ref().map_or(0, |r| r.early_drops())
+        match self.aqm.as_deref() {
+            None => 0,
+            Some(Aqm::Red(r)) => r.early_drops(),
+            Some(Aqm::Codel(c)) => c.drops(),
+        }
     }
 
     /// RED's state, when the queue has RED.
     pub fn red(&self) -> Option<&Red> {
-        self.red.as_deref()
+        match self.aqm.as_deref() {
+            Some(Aqm::Red(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// CoDel's state, when the queue has CoDel.
+    pub fn codel(&self) -> Option<&Codel> {
+        match self.aqm.as_deref() {
+            Some(Aqm::Codel(c)) => Some(c),
+            _ => None,
+        }
     }
 
     #[cfg(test)]
     pub(crate) fn red_mut(&mut self) -> Option<&mut Red> {
-        self.red.as_deref_mut()
+        match self.aqm.as_deref_mut() {
+            Some(Aqm::Red(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Packets a dequeue dropped at the head (CoDel) are waiting for [`Queue::take_dropped`].
+    #[inline]
+    pub fn has_dropped(&self) -> bool {
+        matches!(self.aqm.as_deref(), Some(Aqm::Codel(c)) if c.has_dropped())
+    }
+
+    /// Hand every packet dropped at the head since the last call to `f`, oldest first.
+    #[cold]
+    pub fn take_dropped(&mut self, f: impl FnMut(Packet)) {
+        if let Some(Aqm::Codel(c)) = self.aqm.as_deref_mut() {
+            c.take_dropped().for_each(f);
+        }
     }
 }
 
 impl QueueDisc for Queue {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, now_ns: Nanos) -> Result<(), Packet> {
-        if let Some(red) = &mut self.red {
-            let (len, bytes, full) = (self.fifo.len_pkts(), self.fifo.len_bytes(), self.fifo.is_full_for(pkt.size_bytes));
-            if !red.admit(pkt.size_bytes, now_ns, len, bytes, full) {
-                return Err(pkt);
+        if let Some(aqm) = &mut self.aqm {
+            if let Aqm::Red(red) = &mut **aqm {
+                let (len, bytes, full) = (self.fifo.len_pkts(), self.fifo.len_bytes(), self.fifo.is_full_for(pkt.size_bytes));
+                if !red.admit(pkt.size_bytes, now_ns, len, bytes, full) {
+                    return Err(pkt);
+                }
             }
         }
         self.fifo.enqueue(pkt, now_ns)
     }
     #[inline]
     fn pass(&mut self, pkt: &Packet, now_ns: Nanos) {
-        if let Some(red) = &mut self.red {
-            let kept = red.admit(pkt.size_bytes, now_ns, 0, 0, false);
-            debug_assert!(kept, "an empty queue drops nothing");
+        if let Some(aqm) = &mut self.aqm {
+            match &mut **aqm {
+                Aqm::Red(red) => {
+                    let kept = red.admit(pkt.size_bytes, now_ns, 0, 0, false);
+                    debug_assert!(kept, "an empty queue drops nothing");
+                }
+                Aqm::Codel(codel) => codel.pass(),
+            }
         }
     }
     #[inline]
     fn dequeue(&mut self, now_ns: Nanos) -> Option<Packet> {
-        let pkt = self.fifo.dequeue(now_ns);
-        if pkt.is_none() {
-            if let Some(red) = &mut self.red {
-                red.went_idle(now_ns);
-            }
+        match &mut self.aqm {
+            None => self.fifo.dequeue(now_ns),
+            Some(aqm) => match &mut **aqm {
+                Aqm::Red(red) => {
+                    let pkt = self.fifo.dequeue(now_ns);
+                    if pkt.is_none() {
+                        red.went_idle(now_ns);
+                    }
+                    pkt
+                }
+                Aqm::Codel(codel) => codel.dequeue(&mut self.fifo, now_ns),
+            },
         }
-        pkt
     }
     #[inline]
     fn len_pkts(&self) -> usize {

@@ -1,0 +1,124 @@
+"""CoDel (``queue = "codel"``): what it does to a deep buffer's delay, its keys and their errors."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tcplab
+from tcplab import ScenarioError
+from tcplab.config import Scenario
+
+
+def _deep_buffer(queue: str) -> Scenario:
+    """Two CUBIC flows on 20 Mb/s, 40 ms, a 500-packet buffer (7.5 BDP), 30 s."""
+    return Scenario.model_validate(
+        {
+            "name": "codel",
+            "duration": "30s",
+            "seed": 3,
+            "topology": {"bottleneck": "20Mbps", "rtt": "40ms", "buffer": "500pkt", "queue": queue},
+            "flows": [{"variant": "cubic"}, {"variant": "cubic", "start": "1s"}],
+        }
+    )
+
+
+def test_codel_keeps_a_deep_buffer_short_and_the_link_busy() -> None:
+    # RFC 8289's point: the buffer's size no longer sets the delay. DropTail lets CUBIC fill the
+    # 500 packets (0.6 ms each); CoDel holds the head's sojourn about its 5-ms target, and the
+    # link stays as busy.
+    runs = {q: tcplab.simulate(_deep_buffer(q)) for q in ("droptail", "codel")}
+    sojourn = {q: r.queues.iloc[0].sojourn_p50_ns / 1e6 for q, r in runs.items()}
+    total = {q: r.summary((10, 30)).throughput_mbps.sum() for q, r in runs.items()}
+    assert sojourn["droptail"] > 150, sojourn
+    assert 2 < sojourn["codel"] < 10, sojourn
+    assert total["codel"] > 0.95 * total["droptail"] and total["codel"] > 18, total
+    q = runs["codel"].queues.iloc[0]
+    # Every drop CoDel's, none at the limit: the queue never came near 500 packets.
+    assert q.dropped_pkts > 0 and q.early_drop_pkts == q.dropped_pkts and q.max_pkts < 200
+    assert runs["droptail"].queues.iloc[0].early_drop_pkts == 0
+
+
+def test_codel_lowers_to_the_engine_spec(reference_data: dict) -> None:
+    data = copy.deepcopy(reference_data)
+    data["topology"]["queue"] = "codel"
+    spec = Scenario.model_validate(data).to_engine_spec()["topology"]
+    assert spec["queue"] == {"kind": "codel", "limit_pkts": 833, "codel": {"target_ns": 5_000_000, "interval_ns": 100_000_000, "mtu_bytes": 1500}}
+    assert spec["access_queue"]["kind"] == "droptail"
+    data["topology"]["codel"] = {"target": "10ms", "interval": "200ms", "mtu": "9000B"}
+    codel = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["codel"]
+    assert codel == {"target_ns": 10_000_000, "interval_ns": 200_000_000, "mtu_bytes": 9000}
+
+
+def test_codel_on_a_graph_link() -> None:
+    scenario = Scenario.model_validate(
+        {
+            "name": "chain",
+            "duration": "20s",
+            "topology": {
+                "kind": "graph",
+                "nodes": ["a", "b"],
+                "links": [
+                    {"from": "a", "to": "b", "rate": "10Mbps", "delay": "10ms", "buffer": "300pkt", "queue": "codel", "codel": {"target": "2ms"}},
+                    {"from": "b", "to": "a", "rate": "10Mbps", "delay": "10ms"},
+                ],
+            },
+            "flows": [{"variant": "reno", "src": "a", "dst": "b"}],
+        }
+    )
+    links = scenario.to_engine_spec()["topology"]["links"]
+    assert [link["queue"]["kind"] for link in links] == ["codel", "droptail"]
+    assert links[0]["queue"]["codel"]["target_ns"] == 2_000_000
+    q = tcplab.simulate(scenario).queues
+    assert q.iloc[0].early_drop_pkts == q.iloc[0].dropped_pkts > 0
+
+
+@pytest.mark.parametrize(
+    ("topology", "field", "allowed"),
+    [
+        ({"codel": {"target": "5ms"}}, "topology.codel", "a [codel] table only with queue = 'codel'"),
+        ({"queue": "red", "codel": {"target": "5ms"}}, "topology.codel", "a [codel] table only with queue = 'codel'"),
+        ({"queue": "codel", "red": {"max_p": 0.2}}, "topology.red", "a [red] table only with queue = 'red'"),
+        ({"queue": "codel", "codel": {"target": "0ms"}}, "topology.codel.target", "positive time"),
+        ({"queue": "codel", "codel": {"interval": "-5ms"}}, "topology.codel.interval", "positive time"),
+        ({"queue": "codel", "codel": {"mtu": "0B"}}, "topology.codel.mtu", "positive size"),
+        ({"queue": "codel", "codel": {"ecn": True}}, "topology.codel.ecn", "unknown key"),
+    ],
+)
+def test_bad_codel_settings_name_the_field(reference_data: dict, topology: dict, field: str, allowed: str) -> None:
+    data = copy.deepcopy(reference_data)
+    data["topology"].update(topology)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate(data)
+    assert e.value.field == field and allowed in str(e.value), str(e.value)
+
+
+def test_codel_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tcplab.cli import main
+
+    argv = ["sim", "--rtt", "40ms", "--bottleneck", "10Mbps", "--buffer", "300pkt", "--flow", "cubic", "--duration", "20s"]
+    assert main([*argv, "--queue", "codel", "--set", "topology.codel.target=10ms"]) == 0
+    assert "JFI" in capsys.readouterr().out
+    scenario = tmp_path / "codel.toml"
+    scenario.write_text('duration = "5s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "40ms"\nqueue = "codel"\n[topology.codel]\ninterval = "0s"\n[[flows]]\nvariant = "reno"\n')
+    csv = tmp_path / "out.csv"
+    proc = subprocess.run([sys.executable, "-m", "tcplab.cli", "sim", str(scenario), "--csv", str(csv)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("tcplab: error: topology.codel.interval = ")
+    assert not csv.exists()
+
+
+def test_codel_is_another_run(reference_data: dict) -> None:
+    from tcplab.experiment import run_id
+
+    plain = Scenario.model_validate(reference_data)
+    data = copy.deepcopy(reference_data)
+    data["topology"]["queue"] = "codel"
+    codel = Scenario.model_validate(data)
+    data["topology"]["codel"] = {"target": "10ms"}
+    tuned = Scenario.model_validate(data)
+    assert len({run_id(s, "sim", 1) for s in (plain, codel, tuned)}) == 3
