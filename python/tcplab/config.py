@@ -276,11 +276,44 @@ class Codel(_Model):
         return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "mtu_bytes": self.mtu.bytes}
 
 
-QueueKind = Literal["droptail", "red", "codel"]
+def _sixteenths(example: str) -> Any:
+    """A number in [0, 2] in steps of 1/16, as Linux's PIE counts its gains."""
+
+    def validate(value: object) -> float:
+        ok = not isinstance(value, bool) and isinstance(value, (int, float)) and 0 <= float(value) <= 2
+        if not ok or float(value * 16) != round(float(value * 16)):  # type: ignore[operator]
+            raise _invalid(f"expected a number in [0, 2] in steps of 1/16 (0.0625) like {example}")
+        return float(value)  # type: ignore[arg-type]
+
+    return Annotated[float, PlainValidator(validate), WithJsonSchema({"type": "number"})]
+
+
+class Pie(_Model):
+    """PIE's parameters (``queue = "pie"``), defaults those of Linux's ``sch_pie`` and RFC 8033
+    (``docs/queues/pie.md``)."""
+
+    target: PositiveTime = Field(Time(15_000_000), description="queueing delay PIE steers towards")
+    tupdate: PositiveTime = Field(Time(15_000_000), description="how often the drop probability is recalculated")
+    alpha: _sixteenths("0.125") = Field(0.125, description="gain on the delay's distance from target, per second of delay")  # type: ignore[valid-type]
+    beta: _sixteenths("1.25") = Field(1.25, description="gain on the delay's change since the last update, per second of delay")  # type: ignore[valid-type]
+    mtu: PositiveSize = Field(Size(1500), description="PIE drops nothing while fewer than two of these are queued (Linux: the device's MTU)")
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``pie`` table."""
+        return {
+            "target_ns": self.target.ns,
+            "tupdate_ns": self.tupdate.ns,
+            "alpha": round(self.alpha * 16),
+            "beta": round(self.beta * 16),
+            "mtu_bytes": self.mtu.bytes,
+        }
+
+
+QueueKind = Literal["droptail", "red", "codel", "pie"]
 
 
 class _QueueChoice(_Model):
-    """A ``queue`` discipline and its parameter table (``red``, ``codel``), which only that
+    """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``), which only that
     discipline may have.
 
     All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
@@ -294,7 +327,7 @@ class _QueueChoice(_Model):
     def _check_queue(self, rate_bps: int) -> None:
         """Checks of ``queue`` and ``red`` on a link of ``rate_bps``."""
         red = self.red  # type: ignore[attr-defined]
-        for table in ("red", "codel"):
+        for table in ("red", "codel", "pie"):
             if self.queue != table and getattr(self, table) is not None:  # type: ignore[attr-defined]
                 raise _invalid(f"a [{table}] table only with queue = '{table}'", at=table, value=self.queue or "droptail")  # type: ignore[attr-defined]
         if red is not None and red.max_thresh is not None and red.min_thresh is None:
@@ -309,6 +342,8 @@ class _QueueChoice(_Model):
             return {"kind": "red", **limit, "red": (self.red or Red()).engine()}  # type: ignore[attr-defined]
         if self.queue == "codel":  # type: ignore[attr-defined]
             return {"kind": "codel", **limit, "codel": (self.codel or Codel()).engine()}  # type: ignore[attr-defined]
+        if self.queue == "pie":  # type: ignore[attr-defined]
+            return {"kind": "pie", **limit, "pie": (self.pie or Pie()).engine()}  # type: ignore[attr-defined]
         return _droptail(limit)
 
 
@@ -323,9 +358,10 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red' or 'codel'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel' or 'pie'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
+    pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -359,9 +395,10 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red' or 'codel'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel' or 'pie'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
+    pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     loss: Probability = Field(0.0, description="random loss probability")
 
     def _check(self) -> None:

@@ -666,6 +666,57 @@ mod tests {
         assert!(avg < 0.01, "average {avg} after a second idle");
     }
 
+    /// PIE in the router: the same standing queue (100 packets, then arrivals at the link's
+    /// rate) loses arrivals once the burst allowance is spent, until the delay is below the
+    /// 15-ms target; the queue's drops are PIE's, charged to their source.
+    #[test]
+    fn pie_brings_a_standing_queue_to_its_target() {
+        let mut p = Pipe::new(PipeConfig {
+            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
+            delay_ns: MS,
+            overhead_bytes: 0,
+            queue: QueueSpec::Pie { limit_pkts: Some(1000), limit_bytes: None, pie: Default::default() },
+            seed: 1,
+            stream: 0,
+            slots: 256,
+            stall_ns: None,
+            stop_clock_on_stall: false,
+        });
+        let offer_from = |p: &mut Pipe, now: Nanos| {
+            let (slot, buf) = p.free_slot().expect("a free slot");
+            buf[0] = 0x45;
+            buf[12..16].copy_from_slice(&[10, 10, 1, 2]);
+            p.arrive(slot, 1500, now)
+        };
+        for _ in 0..100 {
+            assert!(offer_from(&mut p, 0));
+        }
+        let (mut sent, mut now) = (0, 0);
+        while now < 10_000 * MS {
+            now += MS;
+            p.service(now, |_| {
+                sent += 1;
+                true
+            });
+            offer_from(&mut p, now);
+        }
+        let dropped = p.stats.dropped_pkts;
+        assert_eq!(p.early_drop_pkts(), dropped);
+        assert_eq!(p.stats.sources[0].dropped, dropped);
+        let delay_ms = p.queue.pie().expect("PIE").qdelay_ns() as f64 / 1e6;
+        // Arrivals at exactly the link's rate never let a queue shrink by itself: each drop
+        // shortens it by one for good, and PIE drops while the delay is above half its target
+        // or its probability high, so it ends below the target.
+        assert!((85..=100).contains(&dropped), "{dropped} dropped");
+        assert!(p.queued_pkts() <= 15 && delay_ms < 15.0, "{} queued, delay {delay_ms} ms", p.queued_pkts());
+        p.service(now + 100 * MS, |_| {
+            sent += 1;
+            true
+        });
+        assert_eq!(sent + dropped, 100 + 10_000);
+        assert_eq!(p.free.len(), 256, "every slot is free again");
+    }
+
     /// CoDel in the router: a standing queue (100 packets built by a burst, then arrivals at
     /// exactly the link's rate, which DropTail would keep for ever) is dropped at the head until
     /// packets wait about `target`; the dropped packets' slots come back and their source is

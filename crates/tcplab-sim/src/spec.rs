@@ -135,6 +135,53 @@ pub enum QueueSpec {
         #[serde(default)]
         codel: CodelSpec,
     },
+    /// PIE as Linux's `sch_pie` (`docs/queues/pie.md`); the limit is the hard one, as DropTail's.
+    Pie {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        pie: PieSpec,
+    },
+}
+
+/// PIE's parameters, defaults those of Linux's `sch_pie` (and RFC 8033).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PieSpec {
+    /// `target`: the queueing delay PIE steers towards (15 ms).
+    #[serde(default = "default_pie_target")]
+    pub target_ns: Nanos,
+    /// `tupdate`: how often the drop probability is recalculated (15 ms).
+    #[serde(default = "default_pie_target")]
+    pub tupdate_ns: Nanos,
+    /// `alpha` and `beta`, in sixteenths (2 and 20: 0.125 and 1.25 per second of delay).
+    #[serde(default = "default_pie_alpha")]
+    pub alpha: u32,
+    #[serde(default = "default_pie_beta")]
+    pub beta: u32,
+    /// Two of these queued at least before PIE drops anything (Linux: the device's MTU; 1500,
+    /// IP bytes as tcplab counts packets).
+    #[serde(default = "default_codel_mtu")]
+    pub mtu_bytes: u32,
+}
+
+impl Default for PieSpec {
+    /// Every key at its serde default (Linux's), as an empty `pie` table reads.
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({})).expect("defaults")
+    }
+}
+
+fn default_pie_target() -> Nanos {
+    15_000_000
+}
+fn default_pie_alpha() -> u32 {
+    2
+}
+fn default_pie_beta() -> u32 {
+    20
 }
 
 /// CoDel's parameters, defaults those of Linux's `sch_codel` (and RFC 8289).
@@ -617,6 +664,19 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
                 }
             }
             ("codel", limit_pkts, limit_bytes)
+        }
+        QueueSpec::Pie { limit_pkts, limit_bytes, pie } => {
+            for (name, v) in [("target_ns", pie.target_ns), ("tupdate_ns", pie.tupdate_ns)] {
+                if v == 0 {
+                    return Err(SpecError::new(format!("{field}.pie.{name}"), v, "a time above 0 ns"));
+                }
+            }
+            for (name, v) in [("alpha", pie.alpha), ("beta", pie.beta)] {
+                if v > 32 {
+                    return Err(SpecError::new(format!("{field}.pie.{name}"), v, "sixteenths from 0 to 32 (0 to 2)"));
+                }
+            }
+            ("pie", limit_pkts, limit_bytes)
         }
     };
     match (limit_pkts, limit_bytes) {

@@ -140,7 +140,9 @@ impl Codel {
         self.dropped.push(pkt);
     }
 
-    /// `codel_dequeue`: the next packet to send from `fifo`, after the drops due at `now`.
+    /// `codel_dequeue`: the next packet to send from `fifo`, after the drops due at `now`. Out of
+    /// line, so that the DropTail path beside it stays small.
+    #[inline(never)]
     pub fn dequeue(&mut self, fifo: &mut DropTail, now: Nanos) -> Option<Packet> {
         let mut pkt = fifo.dequeue(now);
         if pkt.is_none() {

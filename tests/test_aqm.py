@@ -1,4 +1,5 @@
-"""CoDel (``queue = "codel"``): what it does to a deep buffer's delay, its keys and their errors."""
+"""CoDel and PIE (``queue = "codel"``, ``"pie"``): what they do to a deep buffer's delay, their
+keys and their errors."""
 
 from __future__ import annotations
 
@@ -27,18 +28,19 @@ def _deep_buffer(queue: str) -> Scenario:
     )
 
 
-def test_codel_keeps_a_deep_buffer_short_and_the_link_busy() -> None:
-    # RFC 8289's point: the buffer's size no longer sets the delay. DropTail lets CUBIC fill the
-    # 500 packets (0.6 ms each); CoDel holds the head's sojourn about its 5-ms target, and the
-    # link stays as busy.
-    runs = {q: tcplab.simulate(_deep_buffer(q)) for q in ("droptail", "codel")}
-    sojourn = {q: r.queues.iloc[0].sojourn_p50_ns / 1e6 for q, r in runs.items()}
+@pytest.mark.parametrize(("queue", "delay_ms"), [("codel", (2, 10)), ("pie", (12, 19))])
+def test_aqm_keeps_a_deep_buffer_short_and_the_link_busy(queue: str, delay_ms: tuple[float, float]) -> None:
+    # RFC 8289's and RFC 8033's point: the buffer's size no longer sets the delay. DropTail lets
+    # CUBIC fill the 500 packets (0.6 ms each); CoDel holds the head's sojourn about its 5-ms
+    # target, PIE the mean delay about its 15-ms one, and the link stays as busy.
+    runs = {q: tcplab.simulate(_deep_buffer(q)) for q in ("droptail", queue)}
+    sojourn = {q: r.queues.iloc[0].sojourn_mean_ns / 1e6 for q, r in runs.items()}
     total = {q: r.summary((10, 30)).throughput_mbps.sum() for q, r in runs.items()}
     assert sojourn["droptail"] > 150, sojourn
-    assert 2 < sojourn["codel"] < 10, sojourn
-    assert total["codel"] > 0.95 * total["droptail"] and total["codel"] > 18, total
-    q = runs["codel"].queues.iloc[0]
-    # Every drop CoDel's, none at the limit: the queue never came near 500 packets.
+    assert delay_ms[0] < sojourn[queue] < delay_ms[1], sojourn
+    assert total[queue] > 0.95 * total["droptail"] and total[queue] > 18, total
+    q = runs[queue].queues.iloc[0]
+    # Every drop the discipline's, none at the limit: the queue never came near 500 packets.
     assert q.dropped_pkts > 0 and q.early_drop_pkts == q.dropped_pkts and q.max_pkts < 200
     assert runs["droptail"].queues.iloc[0].early_drop_pkts == 0
 
@@ -52,6 +54,18 @@ def test_codel_lowers_to_the_engine_spec(reference_data: dict) -> None:
     data["topology"]["codel"] = {"target": "10ms", "interval": "200ms", "mtu": "9000B"}
     codel = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["codel"]
     assert codel == {"target_ns": 10_000_000, "interval_ns": 200_000_000, "mtu_bytes": 9000}
+
+
+def test_pie_lowers_to_the_engine_spec(reference_data: dict) -> None:
+    data = copy.deepcopy(reference_data)
+    data["topology"]["queue"] = "pie"
+    spec = Scenario.model_validate(data).to_engine_spec()["topology"]
+    # α and β go to the engine in Linux's sixteenths (tc's "alpha 2 beta 20").
+    defaults = {"target_ns": 15_000_000, "tupdate_ns": 15_000_000, "alpha": 2, "beta": 20, "mtu_bytes": 1500}
+    assert spec["queue"] == {"kind": "pie", "limit_pkts": 833, "pie": defaults}
+    data["topology"]["pie"] = {"target": "20ms", "tupdate": "30ms", "alpha": 0.25, "beta": 2}
+    pie = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["pie"]
+    assert pie == {"target_ns": 20_000_000, "tupdate_ns": 30_000_000, "alpha": 4, "beta": 32, "mtu_bytes": 1500}
 
 
 def test_codel_on_a_graph_link() -> None:
@@ -87,9 +101,16 @@ def test_codel_on_a_graph_link() -> None:
         ({"queue": "codel", "codel": {"interval": "-5ms"}}, "topology.codel.interval", "positive time"),
         ({"queue": "codel", "codel": {"mtu": "0B"}}, "topology.codel.mtu", "positive size"),
         ({"queue": "codel", "codel": {"ecn": True}}, "topology.codel.ecn", "unknown key"),
+        ({"pie": {"target": "5ms"}}, "topology.pie", "a [pie] table only with queue = 'pie'"),
+        ({"queue": "pie", "codel": {"target": "5ms"}}, "topology.codel", "a [codel] table only with queue = 'codel'"),
+        ({"queue": "pie", "pie": {"tupdate": "0s"}}, "topology.pie.tupdate", "positive time"),
+        ({"queue": "pie", "pie": {"alpha": 0.1}}, "topology.pie.alpha", "expected a number in [0, 2] in steps of 1/16 (0.0625) like 0.125"),
+        ({"queue": "pie", "pie": {"beta": 2.5}}, "topology.pie.beta", "expected a number in [0, 2] in steps of 1/16 (0.0625) like 1.25"),
+        ({"queue": "pie", "pie": {"alpha": True}}, "topology.pie.alpha", "in steps of 1/16"),
+        ({"queue": "pie", "pie": {"bytemode": True}}, "topology.pie.bytemode", "unknown key"),
     ],
 )
-def test_bad_codel_settings_name_the_field(reference_data: dict, topology: dict, field: str, allowed: str) -> None:
+def test_bad_aqm_settings_name_the_field(reference_data: dict, topology: dict, field: str, allowed: str) -> None:
     data = copy.deepcopy(reference_data)
     data["topology"].update(topology)
     with pytest.raises(ScenarioError) as e:
@@ -97,11 +118,13 @@ def test_bad_codel_settings_name_the_field(reference_data: dict, topology: dict,
     assert e.value.field == field and allowed in str(e.value), str(e.value)
 
 
-def test_codel_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_aqm_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tcplab.cli import main
 
     argv = ["sim", "--rtt", "40ms", "--bottleneck", "10Mbps", "--buffer", "300pkt", "--flow", "cubic", "--duration", "20s"]
     assert main([*argv, "--queue", "codel", "--set", "topology.codel.target=10ms"]) == 0
+    assert "JFI" in capsys.readouterr().out
+    assert main([*argv, "--queue", "pie", "--set", "topology.pie.target=20ms"]) == 0
     assert "JFI" in capsys.readouterr().out
     scenario = tmp_path / "codel.toml"
     scenario.write_text('duration = "5s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "40ms"\nqueue = "codel"\n[topology.codel]\ninterval = "0s"\n[[flows]]\nvariant = "reno"\n')
@@ -112,7 +135,7 @@ def test_codel_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert not csv.exists()
 
 
-def test_codel_is_another_run(reference_data: dict) -> None:
+def test_each_discipline_is_another_run(reference_data: dict) -> None:
     from tcplab.experiment import run_id
 
     plain = Scenario.model_validate(reference_data)
@@ -121,4 +144,7 @@ def test_codel_is_another_run(reference_data: dict) -> None:
     codel = Scenario.model_validate(data)
     data["topology"]["codel"] = {"target": "10ms"}
     tuned = Scenario.model_validate(data)
-    assert len({run_id(s, "sim", 1) for s in (plain, codel, tuned)}) == 3
+    data["topology"].pop("codel")
+    data["topology"]["queue"] = "pie"
+    pie = Scenario.model_validate(data)
+    assert len({run_id(s, "sim", 1) for s in (plain, codel, tuned, pie)}) == 4
