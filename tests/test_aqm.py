@@ -148,3 +148,14 @@ def test_each_discipline_is_another_run(reference_data: dict) -> None:
     data["topology"]["queue"] = "pie"
     pie = Scenario.model_validate(data)
     assert len({run_id(s, "sim", 1) for s in (plain, codel, tuned, pie)}) == 4
+
+
+def test_the_disciplines_from_python(reference_data: dict) -> None:
+    base = Scenario.model_validate(reference_data)
+    codel = base.override({"topology.queue": "codel", "topology.codel.target": "10ms"})
+    assert codel.to_engine_spec()["topology"]["queue"]["codel"]["target_ns"] == 10_000_000
+    pie = tcplab.Dumbbell(bottleneck="20Mbps", rtt="40ms", queue="pie", pie=tcplab.Pie(target="20ms"))
+    assert pie.queue_spec({"limit_pkts": 67}) == {"kind": "pie", "limit_pkts": 67, "pie": {**tcplab.Pie().engine(), "target_ns": 20_000_000}}
+    with pytest.raises(ScenarioError) as e:
+        base.override({"topology.queue": "red", "topology.codel.target": "10ms"})
+    assert e.value.field == "topology.codel"

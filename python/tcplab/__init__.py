@@ -16,7 +16,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import metrics, units, variants
-from .config import CbrFlow, CbrSteps, CcSettings, DccpFlow, Dumbbell, Graph, Link, Scenario, TcpFlow, TcpSettings, load_scenario
+from .config import CbrFlow, CbrSteps, CcSettings, Codel, DccpFlow, Dumbbell, Graph, Link, Pie, Red, Scenario, TcpFlow, TcpSettings, load_scenario
 from .engine import engine_version, simulate
 from .errors import EngineError, ScenarioError, TcplabError
 from .result import Result
@@ -33,6 +33,9 @@ __all__ = [
     "Dumbbell",
     "Graph",
     "Link",
+    "Red",
+    "Codel",
+    "Pie",
     "TcpSettings",
     "CcSettings",
     "TcpFlow",
