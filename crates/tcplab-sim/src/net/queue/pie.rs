@@ -250,9 +250,11 @@ impl Pie {
     /// `pie_process_dequeue` for a packet that arrived at `enq_ns` leaving at `now`, `backlog`
     /// bytes left behind it.
     pub fn dequeued(&mut self, enq_ns: Nanos, now: Nanos, backlog: u64) {
+        // Saturating: the router may dequeue at an ideal time a little before a stamp it took
+        // on its own clock; Linux's clock never runs back.
         let now_t = ticks(now);
-        self.qdelay = now_t.wrapping_sub(ticks(enq_ns));
-        let dtime = self.dq_tstamp.map_or(0, |t| now_t.wrapping_sub(t));
+        self.qdelay = now_t.saturating_sub(ticks(enq_ns));
+        let dtime = self.dq_tstamp.map_or(0, |t| now_t.saturating_sub(t));
         self.dq_tstamp = Some(now_t);
         if backlog == 0 {
             self.qdelay = 0;
