@@ -16,7 +16,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import metrics, units, variants
-from .config import CbrFlow, CbrSteps, CcSettings, Codel, DccpFlow, Dumbbell, Graph, Link, Pie, Red, Scenario, TcpFlow, TcpSettings, load_scenario
+from .config import CbrFlow, CbrSteps, CcSettings, Codel, DccpFlow, Drr, Dumbbell, Graph, Link, Pie, Red, Scenario, TcpFlow, TcpSettings, load_scenario
 from .engine import engine_version, simulate
 from .errors import EngineError, ScenarioError, TcplabError
 from .result import Result
@@ -36,6 +36,7 @@ __all__ = [
     "Red",
     "Codel",
     "Pie",
+    "Drr",
     "TcpSettings",
     "CcSettings",
     "TcpFlow",

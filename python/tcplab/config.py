@@ -309,11 +309,22 @@ class Pie(_Model):
         }
 
 
-QueueKind = Literal["droptail", "red", "codel", "pie"]
+class Drr(_Model):
+    """DRR's parameters (``queue = "drr"``), defaults those of ns-2.35's ``Queue/DRR``
+    (``docs/queues/drr.md``)."""
+
+    quantum: PositiveSize = Field(Size(250), description="bytes a source may send per turn of the round (ns-2 quantum_)")
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``drr`` table."""
+        return {"quantum_bytes": self.quantum.bytes}
+
+
+QueueKind = Literal["droptail", "red", "codel", "pie", "drr"]
 
 
 class _QueueChoice(_Model):
-    """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``), which only that
+    """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``), which only that
     discipline may have.
 
     All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
@@ -327,7 +338,7 @@ class _QueueChoice(_Model):
     def _check_queue(self, rate_bps: int) -> None:
         """Checks of ``queue`` and ``red`` on a link of ``rate_bps``."""
         red = self.red  # type: ignore[attr-defined]
-        for table in ("red", "codel", "pie"):
+        for table in ("red", "codel", "pie", "drr"):
             if self.queue != table and getattr(self, table) is not None:  # type: ignore[attr-defined]
                 raise _invalid(f"a [{table}] table only with queue = '{table}'", at=table, value=self.queue or "droptail")  # type: ignore[attr-defined]
         if red is not None and red.max_thresh is not None and red.min_thresh is None:
@@ -344,6 +355,8 @@ class _QueueChoice(_Model):
             return {"kind": "codel", **limit, "codel": (self.codel or Codel()).engine()}  # type: ignore[attr-defined]
         if self.queue == "pie":  # type: ignore[attr-defined]
             return {"kind": "pie", **limit, "pie": (self.pie or Pie()).engine()}  # type: ignore[attr-defined]
+        if self.queue == "drr":  # type: ignore[attr-defined]
+            return {"kind": "drr", **limit, "drr": (self.drr or Drr()).engine()}  # type: ignore[attr-defined]
         return _droptail(limit)
 
 
@@ -358,10 +371,11 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel' or 'pie'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie' or 'drr'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
+    drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -395,10 +409,11 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel' or 'pie'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie' or 'drr'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
+    drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
     loss: Probability = Field(0.0, description="random loss probability")
 
     def _check(self) -> None:

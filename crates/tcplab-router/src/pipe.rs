@@ -131,14 +131,20 @@ impl Stats {
     }
 
     fn source(&mut self, addr: u32) -> Option<&mut SourceStats> {
+        let i = self.source_index(addr)?;
+        Some(&mut self.sources[i])
+    }
+
+    /// The source's place in `sources`, added if new.
+    fn source_index(&mut self, addr: u32) -> Option<usize> {
         if let Some(i) = self.sources.iter().position(|s| s.addr == addr) {
-            return Some(&mut self.sources[i]);
+            return Some(i);
         }
         if self.sources.len() == self.sources.capacity() {
             return None; // no allocation on the packet path: sources past 64 go uncounted
         }
         self.sources.push(SourceStats { addr, ..SourceStats::default() });
-        self.sources.last_mut()
+        Some(self.sources.len() - 1)
     }
 }
 
@@ -274,11 +280,16 @@ impl Pipe {
         }
         self.stats.received_pkts += 1;
         self.stats.received_bytes += len as u64;
-        let mut pkt = Packet::new(FlowId(0), NodeId(0), Kind::Data, len as u32);
+        // The flow is the source (a discipline with a queue per source, DRR, tells them apart by
+        // it); sources past the counted ones share one.
+        let flow = source.and_then(|a| self.stats.source_index(a)).unwrap_or(self.stats.sources.capacity());
+        let mut pkt = Packet::new(FlowId(flow as u32), NodeId(0), Kind::Data, len as u32);
         pkt.seq = slot; // the packet's bytes live in slab slot `seq`
         pkt.enq_ns = now;
         self.occupancy_to(now);
-        let queued = self.queue.enqueue(pkt, now).is_ok();
+        let result = self.queue.enqueue(pkt, now);
+        // The packet handed back may be another, queued before, that this one pushed out (DRR).
+        let queued = !matches!(&result, Err(p) if p.seq == slot);
         if queued {
             self.free.pop();
             self.lens[slot as usize] = len as u16;
@@ -286,6 +297,14 @@ impl Pipe {
             self.stats.max_bytes = self.stats.max_bytes.max(self.queue.len_bytes());
         } else {
             self.stats.dropped_pkts += 1;
+        }
+        if let Err(p) = result {
+            if queued {
+                self.drop_queued(p.seq);
+            }
+        }
+        if self.queue.has_dropped() {
+            self.queue_drops();
         }
         if let Some(s) = source.and_then(|a| self.stats.source(a)) {
             s.pkts += 1;
@@ -307,7 +326,7 @@ impl Pipe {
             self.occupancy_to(start_at);
             let pkt = self.queue.dequeue(start_at);
             if self.queue.has_dropped() {
-                self.head_drops();
+                self.queue_drops();
             }
             // CoDel may have dropped every packet left.
             let Some(pkt) = pkt else { continue };
@@ -329,20 +348,28 @@ impl Pipe {
         }
     }
 
-    /// Count and free the packets the discipline dropped at the head of the queue (CoDel).
+    /// Count and free the packets the discipline dropped from the queue beyond an arrival it
+    /// handed back (CoDel's at the head, DRR's further push-outs).
     #[cold]
-    fn head_drops(&mut self) {
+    fn queue_drops(&mut self) {
         let mut slots = Vec::new();
         self.queue.take_dropped(|pkt| slots.push(pkt.seq));
         for slot in slots {
-            self.stats.dropped_pkts += 1;
-            let start = slot as usize * SLOT_BYTES;
-            let len = self.lens[slot as usize] as usize;
-            if let Some(s) = ipv4_source(&self.slab[start..start + len]).and_then(|a| self.stats.source(a)) {
-                s.dropped += 1;
-            }
-            self.free.push(slot);
+            self.drop_queued(slot);
         }
+    }
+
+    /// A packet in slab slot `slot`, queued before, was dropped: count it against its source and
+    /// free the slot.
+    #[cold]
+    fn drop_queued(&mut self, slot: u32) {
+        self.stats.dropped_pkts += 1;
+        let start = slot as usize * SLOT_BYTES;
+        let len = self.lens[slot as usize] as usize;
+        if let Some(s) = ipv4_source(&self.slab[start..start + len]).and_then(|a| self.stats.source(a)) {
+            s.dropped += 1;
+        }
+        self.free.push(slot);
     }
 
     /// Release every packet whose time has come, in order, through `send`, and record how late
@@ -664,6 +691,54 @@ mod tests {
         offer(&mut p, 1500, 0, 1_000 * MS);
         let avg = p.queue.red().expect("RED").avg();
         assert!(avg < 0.01, "average {avg} after a second idle");
+    }
+
+    /// DRR in the router: a source sending at twice the link's rate and one at half of it share
+    /// the link; the light one loses nothing, the heavy one every push-out, charged to it.
+    #[test]
+    fn drr_keeps_a_light_source_whole_beside_a_heavy_one() {
+        let mut p = Pipe::new(PipeConfig {
+            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
+            delay_ns: MS,
+            overhead_bytes: 0,
+            queue: QueueSpec::Drr { limit_pkts: Some(50), limit_bytes: None, drr: tcplab_sim::spec::DrrSpec { quantum_bytes: 1500 } },
+            seed: 1,
+            stream: 0,
+            slots: 256,
+            stall_ns: None,
+            stop_clock_on_stall: false,
+        });
+        let offer_from = |p: &mut Pipe, host: u8, now: Nanos| {
+            let (slot, buf) = p.free_slot().expect("a free slot");
+            buf[0] = 0x45;
+            buf[12..16].copy_from_slice(&[10, 10, host, 2]);
+            p.arrive(slot, 1500, now)
+        };
+        let mut sent = [0u64; 2];
+        let mut now = 0;
+        for step in 0..4000u64 {
+            now = step * MS / 2;
+            p.service(now, |b| {
+                sent[usize::from(b[14] == 2)] += 1;
+                true
+            });
+            offer_from(&mut p, 1, now);
+            if step % 4 == 0 {
+                offer_from(&mut p, 2, now);
+            }
+        }
+        p.service(now + 200 * MS, |b| {
+            sent[usize::from(b[14] == 2)] += 1;
+            true
+        });
+        let s = &p.stats.sources;
+        assert_eq!((s[0].pkts, s[1].pkts), (4000, 1000));
+        assert_eq!(s[1].dropped, 0, "the light source lost packets");
+        assert_eq!(s[0].dropped, p.stats.dropped_pkts);
+        assert_eq!(sent[1], 1000);
+        assert_eq!(sent[0] + s[0].dropped, 4000);
+        assert_eq!(p.free.len(), 256, "every slot is free again");
+        assert_eq!(p.early_drop_pkts(), 0, "DRR drops only at the limit");
     }
 
     /// PIE in the router: the same standing queue (100 packets, then arrivals at the link's

@@ -266,7 +266,11 @@ impl Simulation {
             Ok(()) => link.stats.max_pkts = link.stats.max_pkts.max(link.queue.len_pkts() as u64),
             Err(dropped) => {
                 link.stats.dropped_pkts += 1;
+                let more = link.queue.has_dropped();
                 self.count_drop(&dropped);
+                if more {
+                    self.queue_drops(l);
+                }
             }
         }
     }
@@ -294,7 +298,7 @@ impl Simulation {
         }
         let link = &mut self.links[l.idx()];
         if link.queue.has_dropped() {
-            self.head_drops(l);
+            self.queue_drops(l);
         }
         let link = &mut self.links[l.idx()];
         let lost = link.rng.chance(link.loss);
@@ -328,9 +332,10 @@ impl Simulation {
         self.at_node(to, &pkt);
     }
 
-    /// Account for the packets `l`'s queue dropped at its head (CoDel) as it dequeued.
+    /// Account for the packets `l`'s queue dropped beyond an arrival it handed back: CoDel's at
+    /// the head as it dequeued, DRR's further push-outs.
     #[cold]
-    fn head_drops(&mut self, l: LinkId) {
+    fn queue_drops(&mut self, l: LinkId) {
         let link = &mut self.links[l.idx()];
         let flows = &mut self.flows;
         let stats = &mut link.stats;

@@ -135,6 +135,16 @@ pub enum QueueSpec {
         #[serde(default)]
         codel: CodelSpec,
     },
+    /// Deficit Round Robin as ns-2.35's `Queue/DRR` (`docs/queues/drr.md`): a queue per source,
+    /// the limit shared, the longest source's head pushed out when it is exceeded.
+    Drr {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        drr: DrrSpec,
+    },
     /// PIE as Linux's `sch_pie` (`docs/queues/pie.md`); the limit is the hard one, as DropTail's.
     Pie {
         #[serde(default)]
@@ -144,6 +154,26 @@ pub enum QueueSpec {
         #[serde(default)]
         pie: PieSpec,
     },
+}
+
+/// DRR's parameters, defaults those of ns-2.35's `Queue/DRR`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DrrSpec {
+    /// `quantum_`: bytes a source may send per turn (250).
+    #[serde(default = "default_drr_quantum")]
+    pub quantum_bytes: u32,
+}
+
+impl Default for DrrSpec {
+    /// Every key at its serde default (ns-2.35's), as an empty `drr` table reads.
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({})).expect("defaults")
+    }
+}
+
+fn default_drr_quantum() -> u32 {
+    250
 }
 
 /// PIE's parameters, defaults those of Linux's `sch_pie` (and RFC 8033).
@@ -664,6 +694,12 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
                 }
             }
             ("codel", limit_pkts, limit_bytes)
+        }
+        QueueSpec::Drr { limit_pkts, limit_bytes, drr } => {
+            if drr.quantum_bytes == 0 {
+                return Err(SpecError::new(format!("{field}.drr.quantum_bytes"), 0, "at least 1 byte"));
+            }
+            ("drr", limit_pkts, limit_bytes)
         }
         QueueSpec::Pie { limit_pkts, limit_bytes, pie } => {
             for (name, v) in [("target_ns", pie.target_ns), ("tupdate_ns", pie.tupdate_ns)] {

@@ -12,6 +12,9 @@ pub struct DropTail {
     fifo: VecDeque<Packet>,
     limit_pkts: Option<u64>,
     limit_bytes: Option<u64>,
+    /// Packets and bytes counted: the FIFO's, and those a per-source discipline holds in its
+    /// own queues beside it ([`DropTail::hold`]).
+    pkts: usize,
     bytes: u64,
 }
 
@@ -19,14 +22,35 @@ impl DropTail {
     pub fn new(limit_pkts: Option<u64>, limit_bytes: Option<u64>) -> Self {
         // Preallocate for the packet limit (bounded, so a huge limit costs nothing up front).
         let cap = limit_pkts.unwrap_or(64).min(1 << 16) as usize;
-        DropTail { fifo: VecDeque::with_capacity(cap), limit_pkts, limit_bytes, bytes: 0 }
+        DropTail { fifo: VecDeque::with_capacity(cap), limit_pkts, limit_bytes, pkts: 0, bytes: 0 }
+    }
+
+    /// Count a packet of `size` bytes held elsewhere (a per-source discipline's queues), so that
+    /// the lengths and the limit are the whole queue's.
+    #[inline]
+    pub fn hold(&mut self, size: u32) {
+        self.pkts += 1;
+        self.bytes += size as u64;
+    }
+
+    /// A held packet left.
+    #[inline]
+    pub fn release(&mut self, size: u32) {
+        self.pkts -= 1;
+        self.bytes -= size as u64;
+    }
+
+    /// The packets counted exceed the limit.
+    #[inline]
+    pub fn over_limit(&self) -> bool {
+        self.limit_pkts.is_some_and(|l| self.pkts as u64 > l) || self.limit_bytes.is_some_and(|l| self.bytes > l)
     }
 
     /// An arrival of `size` bytes would exceed the limit.
     #[inline]
     pub fn is_full_for(&self, size: u32) -> bool {
         if let Some(limit) = self.limit_pkts {
-            if self.fifo.len() as u64 >= limit {
+            if self.pkts as u64 >= limit {
                 return true;
             }
         }
@@ -45,6 +69,7 @@ impl QueueDisc for DropTail {
         if self.is_full_for(pkt.size_bytes) {
             return Err(pkt);
         }
+        self.pkts += 1;
         self.bytes += pkt.size_bytes as u64;
         self.fifo.push_back(pkt);
         Ok(())
@@ -53,12 +78,13 @@ impl QueueDisc for DropTail {
     #[inline]
     fn dequeue(&mut self, _now_ns: Nanos) -> Option<Packet> {
         let pkt = self.fifo.pop_front()?;
+        self.pkts -= 1;
         self.bytes -= pkt.size_bytes as u64;
         Some(pkt)
     }
 
     fn len_pkts(&self) -> usize {
-        self.fifo.len()
+        self.pkts
     }
 
     fn len_bytes(&self) -> u64 {

@@ -1,14 +1,16 @@
 //! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's and PIE's admission
-//! of arrivals to it ([`Red`], [`Pie`]) and CoDel's drops at its head ([`Codel`]); [`Queue`] joins
-//! them without dynamic dispatch.
+//! of arrivals to it ([`Red`], [`Pie`]), CoDel's drops at its head ([`Codel`]) and DRR's queues
+//! per source beside it ([`Drr`]); [`Queue`] joins them without dynamic dispatch.
 
 mod codel;
 mod droptail;
+mod drr;
 mod pie;
 mod red;
 
 pub use codel::Codel;
 pub use droptail::DropTail;
+pub use drr::Drr;
 pub use pie::Pie;
 pub use red::{Red, RedParams};
 
@@ -36,11 +38,12 @@ pub trait QueueDisc {
 
 /// A link's queue: a DropTail FIFO, limited in packets or bytes, and optionally an active queue
 /// manager ([`Aqm`]) deciding which arrivals it admits (RED, PIE) or which packets leave it dropped
-/// (CoDel); the FIFO's limit stays the hard one. DropTail's path gains only the checks that the
-/// manager is absent: 2.0% more instructions on `bench/engine_reno.json` than with no manager
-/// at all (7.438 against 7.292 G, `bench/engine_cost.py`; RED's checks 1.5%, the link's check for
-/// CoDel's drops at the head 0.5%), where a `match` over an enum of disciplines cost 2.0–4.0% for
-/// RED alone.
+/// (CoDel), or holding the packets in queues of its own (DRR, the FIFO counting them); the FIFO's
+/// limit stays the hard one. DropTail's path gains only the checks that the
+/// manager is absent and a count: 2.4% more instructions on `bench/engine_reno.json` than with no
+/// manager at all (7.468 against 7.292 G, `bench/engine_cost.py`; RED's checks 1.5%, the link's
+/// check for CoDel's drops at the head 0.5%, the FIFO's own packet count, which DRR shares,
+/// 0.4%), where a `match` over an enum of disciplines cost 2.0–4.0% for RED alone.
 #[derive(Debug)]
 pub struct Queue {
     fifo: DropTail,
@@ -54,6 +57,7 @@ pub enum Aqm {
     Red(Red),
     Codel(Codel),
     Pie(Pie),
+    Drr(Drr),
 }
 
 impl Queue {
@@ -67,18 +71,20 @@ impl Queue {
             }
             QueueSpec::Codel { limit_pkts, limit_bytes, codel } => (limit_pkts, limit_bytes, Some(Aqm::Codel(Codel::new(codel)))),
             QueueSpec::Pie { limit_pkts, limit_bytes, pie } => (limit_pkts, limit_bytes, Some(Aqm::Pie(Pie::new(pie, rng)))),
+            QueueSpec::Drr { limit_pkts, limit_bytes, drr } => (limit_pkts, limit_bytes, Some(Aqm::Drr(Drr::new(drr)))),
         };
         Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), aqm: aqm.map(Box::new) }
     }
 
     /// Packets the manager dropped (RED's and PIE's early drops, CoDel's drops at the head),
-    /// apart from the limit's; 0 for DropTail.
+    /// apart from the limit's; 0 for DropTail and DRR (whose drops are all the limit's).
     pub fn early_drops(&self) -> u64 {
         match self.aqm.as_deref() {
             None => 0,
             Some(Aqm::Red(r)) => r.early_drops(),
             Some(Aqm::Codel(c)) => c.drops(),
             Some(Aqm::Pie(p)) => p.drops(),
+            Some(Aqm::Drr(_)) => 0,
         }
     }
 
@@ -114,17 +120,25 @@ impl Queue {
         }
     }
 
-    /// Packets a dequeue dropped at the head (CoDel) are waiting for [`Queue::take_dropped`].
+    /// Packets dropped other than an arrival handed back by `enqueue` (CoDel's at the head as
+    /// it dequeues, DRR's second and later push-outs of one arrival) are waiting for
+    /// [`Queue::take_dropped`].
     #[inline]
     pub fn has_dropped(&self) -> bool {
-        matches!(self.aqm.as_deref(), Some(Aqm::Codel(c)) if c.has_dropped())
+        match self.aqm.as_deref() {
+            Some(Aqm::Codel(c)) => c.has_dropped(),
+            Some(Aqm::Drr(d)) => d.has_dropped(),
+            _ => false,
+        }
     }
 
-    /// Hand every packet dropped at the head since the last call to `f`, oldest first.
+    /// Hand every such packet dropped since the last call to `f`, oldest first.
     #[cold]
     pub fn take_dropped(&mut self, f: impl FnMut(Packet)) {
-        if let Some(Aqm::Codel(c)) = self.aqm.as_deref_mut() {
-            c.take_dropped().for_each(f);
+        match self.aqm.as_deref_mut() {
+            Some(Aqm::Codel(c)) => c.take_dropped().for_each(f),
+            Some(Aqm::Drr(d)) => d.take_dropped().for_each(f),
+            _ => {}
         }
     }
 }
@@ -132,14 +146,21 @@ impl Queue {
 /// The managers' entry points, each out of line: the DropTail path only checks that there is no
 /// manager, and stays small enough to inline into the link.
 impl Aqm {
-    /// An arrival of `size` bytes at `now` to `fifo`: true admits it (the FIFO's limit still
-    /// applies after).
+    /// An arrival at `now`, beside `fifo`: `Err` hands back a packet dropped (the arrival, or
+    /// for DRR the packet it pushed out).
     #[inline(never)]
-    fn admit(&mut self, fifo: &DropTail, size: u32, now_ns: Nanos) -> bool {
-        match self {
+    fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet, now_ns: Nanos) -> Result<(), Packet> {
+        let size = pkt.size_bytes;
+        let admitted = match self {
             Aqm::Red(red) => red.admit(size, now_ns, fifo.len_pkts(), fifo.len_bytes(), fifo.is_full_for(size)),
             Aqm::Pie(pie) => pie.offer(fifo, size, now_ns),
             Aqm::Codel(_) => true,
+            Aqm::Drr(drr) => return drr.enqueue(fifo, pkt),
+        };
+        if admitted {
+            fifo.enqueue(pkt, now_ns)
+        } else {
+            Err(pkt)
         }
     }
 
@@ -152,6 +173,8 @@ impl Aqm {
             }
             Aqm::Codel(codel) => codel.pass(),
             Aqm::Pie(pie) => pie.pass(now_ns),
+            // Queued and served at once: its source joins and leaves the round as it was.
+            Aqm::Drr(_) => {}
         }
     }
 
@@ -167,6 +190,7 @@ impl Aqm {
             }
             Aqm::Codel(codel) => codel.dequeue(fifo, now_ns),
             Aqm::Pie(pie) => pie.dequeue(fifo, now_ns),
+            Aqm::Drr(drr) => drr.dequeue(fifo),
         }
     }
 }
@@ -175,9 +199,7 @@ impl QueueDisc for Queue {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, now_ns: Nanos) -> Result<(), Packet> {
         if let Some(aqm) = &mut self.aqm {
-            if !aqm.admit(&self.fifo, pkt.size_bytes, now_ns) {
-                return Err(pkt);
-            }
+            return aqm.enqueue(&mut self.fifo, pkt, now_ns);
         }
         self.fifo.enqueue(pkt, now_ns)
     }
@@ -203,7 +225,10 @@ impl QueueDisc for Queue {
         self.fifo.len_bytes()
     }
     fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
-        self.fifo.for_each(f)
+        self.fifo.for_each(f);
+        if let Some(Aqm::Drr(d)) = self.aqm.as_deref() {
+            d.for_each(f);
+        }
     }
 }
 
