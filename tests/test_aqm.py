@@ -1,5 +1,5 @@
-"""CoDel and PIE (``queue = "codel"``, ``"pie"``): what they do to a deep buffer's delay, their
-keys and their errors."""
+"""CoDel, PIE and FQ-CoDel (``queue = "codel"``, ``"pie"``, ``"fq_codel"``): what they do to a
+deep buffer's delay, their keys and their errors."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _deep_buffer(queue: str) -> Scenario:
     )
 
 
-@pytest.mark.parametrize(("queue", "delay_ms"), [("codel", (2, 10)), ("pie", (12, 19))])
+@pytest.mark.parametrize(("queue", "delay_ms"), [("codel", (2, 10)), ("pie", (12, 19)), ("fq_codel", (2, 10))])
 def test_aqm_keeps_a_deep_buffer_short_and_the_link_busy(queue: str, delay_ms: tuple[float, float]) -> None:
     # RFC 8289's and RFC 8033's point: the buffer's size no longer sets the delay. DropTail lets
     # CUBIC fill the 500 packets (0.6 ms each); CoDel holds the head's sojourn about its 5-ms
@@ -43,6 +43,31 @@ def test_aqm_keeps_a_deep_buffer_short_and_the_link_busy(queue: str, delay_ms: t
     # Every drop the discipline's, none at the limit: the queue never came near 500 packets.
     assert q.dropped_pkts > 0 and q.early_drop_pkts == q.dropped_pkts and q.max_pkts < 200
     assert runs["droptail"].queues.iloc[0].early_drop_pkts == 0
+
+
+def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flows_queue() -> None:
+    # RFC 8290's point: a flow that sends less than its share (a 0.2 Mb/s stream of 200-byte
+    # packets) is served from the new list as it arrives, not behind the bulk flows' queues.
+    # Mean one-way delay on a 20-ms path: DropTail 257.7 ms, CoDel 24.3 ms, FQ-CoDel 20.45 ms.
+    def owd_ms(queue: str) -> float:
+        scenario = Scenario.model_validate(
+            {
+                "name": "sparse",
+                "duration": "30s",
+                "topology": {"bottleneck": "20Mbps", "rtt": "40ms", "buffer": "500pkt", "queue": queue},
+                "flows": [
+                    {"variant": "cubic"},
+                    {"variant": "cubic", "start": "1s"},
+                    {"kind": "cbr", "rate": "0.2Mbps", "packet_size": "200B", "start": "2s"},
+                ],
+            }
+        )
+        flows = tcplab.simulate(scenario).flows
+        assert queue != "fq_codel" or flows.dropped_pkts[2] == 0
+        return flows.owd_mean_ns[2] / 1e6
+
+    droptail, codel, fq_codel = (owd_ms(q) for q in ("droptail", "codel", "fq_codel"))
+    assert droptail > 150 and 22 < codel < 30 and fq_codel < 21, (droptail, codel, fq_codel)
 
 
 def test_codel_lowers_to_the_engine_spec(reference_data: dict) -> None:
@@ -66,6 +91,17 @@ def test_pie_lowers_to_the_engine_spec(reference_data: dict) -> None:
     data["topology"]["pie"] = {"target": "20ms", "tupdate": "30ms", "alpha": 0.25, "beta": 2}
     pie = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["pie"]
     assert pie == {"target_ns": 20_000_000, "tupdate_ns": 30_000_000, "alpha": 4, "beta": 32, "mtu_bytes": 1500}
+
+
+def test_fq_codel_lowers_to_the_engine_spec(reference_data: dict) -> None:
+    data = copy.deepcopy(reference_data)
+    data["topology"]["queue"] = "fq_codel"
+    spec = Scenario.model_validate(data).to_engine_spec()["topology"]
+    defaults = {"target_ns": 5_000_000, "interval_ns": 100_000_000, "quantum_bytes": 1500, "drop_batch": 64, "mtu_bytes": 1500}
+    assert spec["queue"] == {"kind": "fq_codel", "limit_pkts": 833, "fq_codel": defaults}
+    data["topology"]["fq_codel"] = {"quantum": "300B", "drop_batch": 8, "target": "2ms"}
+    fq = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["fq_codel"]
+    assert fq == {**defaults, "quantum_bytes": 300, "drop_batch": 8, "target_ns": 2_000_000}
 
 
 def test_codel_on_a_graph_link() -> None:
@@ -108,6 +144,10 @@ def test_codel_on_a_graph_link() -> None:
         ({"queue": "pie", "pie": {"beta": 2.5}}, "topology.pie.beta", "expected a number in [0, 2] in steps of 1/16 (0.0625) like 1.25"),
         ({"queue": "pie", "pie": {"alpha": True}}, "topology.pie.alpha", "in steps of 1/16"),
         ({"queue": "pie", "pie": {"bytemode": True}}, "topology.pie.bytemode", "unknown key"),
+        ({"fq_codel": {"quantum": "300B"}}, "topology.fq_codel", "a [fq_codel] table only with queue = 'fq_codel'"),
+        ({"queue": "fq_codel", "fq_codel": {"drop_batch": 0}}, "topology.fq_codel.drop_batch", "expected an integer >= 1"),
+        ({"queue": "fq_codel", "fq_codel": {"quantum": "0B"}}, "topology.fq_codel.quantum", "positive size"),
+        ({"queue": "fq_codel", "fq_codel": {"flows": 1024}}, "topology.fq_codel.flows", "unknown key"),
     ],
 )
 def test_bad_aqm_settings_name_the_field(reference_data: dict, topology: dict, field: str, allowed: str) -> None:
@@ -125,6 +165,8 @@ def test_aqm_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main([*argv, "--queue", "codel", "--set", "topology.codel.target=10ms"]) == 0
     assert "JFI" in capsys.readouterr().out
     assert main([*argv, "--queue", "pie", "--set", "topology.pie.target=20ms"]) == 0
+    assert "JFI" in capsys.readouterr().out
+    assert main([*argv, "--queue", "fq_codel", "--set", "topology.fq_codel.quantum=300B"]) == 0
     assert "JFI" in capsys.readouterr().out
     scenario = tmp_path / "codel.toml"
     scenario.write_text('duration = "5s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "40ms"\nqueue = "codel"\n[topology.codel]\ninterval = "0s"\n[[flows]]\nvariant = "reno"\n')

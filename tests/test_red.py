@@ -115,7 +115,7 @@ def test_red_lowers_to_the_engine_spec(reference_data: dict) -> None:
 @pytest.mark.parametrize(
     ("topology", "field", "allowed"),
     [
-        ({"queue": "fq_codel"}, "topology.queue", "expected 'droptail', 'red', 'codel', 'pie' or 'drr'"),
+        ({"queue": "sfq"}, "topology.queue", "expected 'droptail', 'red', 'codel', 'pie', 'drr' or 'fq_codel'"),
         ({"red": {"max_p": 0.2}}, "topology.red", "a [red] table only with queue = 'red'"),
         ({"queue": "red", "red": {"min_thresh": 20, "max_thresh": 10}}, "topology.red.max_thresh", "expected more than min_thresh (20)"),
         ({"queue": "red", "red": {"weight": 1.5}}, "topology.red.weight", "expected a number in (0, 1) like 0.002"),
@@ -164,6 +164,6 @@ def test_red_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["sim", "--rtt", "40ms", "--bottleneck", "10Mbps", "--buffer", "100pkt", "--flow", "reno", "--duration", "20s"]
     assert main([*argv, "--queue", "red", "--set", "topology.red.min_thresh=5", "--set", "topology.red.byte_mode=false"]) == 0
     assert "JFI" in capsys.readouterr().out
-    assert main([*argv, "--queue", "fq_codel"]) == 2
-    assert capsys.readouterr().err.endswith("tcplab: error: topology.queue = 'fq_codel': expected 'droptail', 'red', 'codel', 'pie' or 'drr'\n")
+    assert main([*argv, "--queue", "sfq"]) == 2
+    assert capsys.readouterr().err.endswith("tcplab: error: topology.queue = 'sfq': expected 'droptail', 'red', 'codel', 'pie', 'drr' or 'fq_codel'\n")
 

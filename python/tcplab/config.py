@@ -320,11 +320,33 @@ class Drr(_Model):
         return {"quantum_bytes": self.quantum.bytes}
 
 
-QueueKind = Literal["droptail", "red", "codel", "pie", "drr"]
+class FqCodel(_Model):
+    """FQ-CoDel's parameters (``queue = "fq_codel"``), defaults those of Linux's
+    ``sch_fq_codel`` and RFC 8290 (``docs/queues/fq_codel.md``)."""
+
+    target: PositiveTime = Field(Time(5_000_000), description="each flow's CoDel: the sojourn time it tolerates")
+    interval: PositiveTime = Field(Time(100_000_000), description="each flow's CoDel: how long above target before it drops")
+    quantum: PositiveSize = Field(Size(1500), description="bytes per flow per round (Linux: the MTU with its Ethernet header, 1514)")
+    drop_batch: _integer(1, 65535) = Field(64, description="at most this many packets dropped from the fattest flow when the buffer overflows")  # type: ignore[valid-type]
+    mtu: PositiveSize = Field(Size(1500), description="bytes left queued (the whole queue's) at or below which CoDel drops nothing")
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``fq_codel`` table."""
+        return {
+            "target_ns": self.target.ns,
+            "interval_ns": self.interval.ns,
+            "quantum_bytes": self.quantum.bytes,
+            "drop_batch": self.drop_batch,
+            "mtu_bytes": self.mtu.bytes,
+        }
+
+
+QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel"]
 
 
 class _QueueChoice(_Model):
-    """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``), which only that
+    """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``,
+    ``fq_codel``), which only that
     discipline may have.
 
     All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
@@ -338,7 +360,7 @@ class _QueueChoice(_Model):
     def _check_queue(self, rate_bps: int) -> None:
         """Checks of ``queue`` and ``red`` on a link of ``rate_bps``."""
         red = self.red  # type: ignore[attr-defined]
-        for table in ("red", "codel", "pie", "drr"):
+        for table in ("red", "codel", "pie", "drr", "fq_codel"):
             if self.queue != table and getattr(self, table) is not None:  # type: ignore[attr-defined]
                 raise _invalid(f"a [{table}] table only with queue = '{table}'", at=table, value=self.queue or "droptail")  # type: ignore[attr-defined]
         if red is not None and red.max_thresh is not None and red.min_thresh is None:
@@ -357,6 +379,8 @@ class _QueueChoice(_Model):
             return {"kind": "pie", **limit, "pie": (self.pie or Pie()).engine()}  # type: ignore[attr-defined]
         if self.queue == "drr":  # type: ignore[attr-defined]
             return {"kind": "drr", **limit, "drr": (self.drr or Drr()).engine()}  # type: ignore[attr-defined]
+        if self.queue == "fq_codel":  # type: ignore[attr-defined]
+            return {"kind": "fq_codel", **limit, "fq_codel": (self.fq_codel or FqCodel()).engine()}  # type: ignore[attr-defined]
         return _droptail(limit)
 
 
@@ -371,11 +395,12 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie' or 'drr'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr' or 'fq_codel'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
+    fq_codel: Optional[FqCodel] = Field(None, description="FQ-CoDel's parameters when queue = 'fq_codel' (default: Linux's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -409,11 +434,12 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie' or 'drr'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr' or 'fq_codel'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
+    fq_codel: Optional[FqCodel] = Field(None, description="FQ-CoDel's parameters when queue = 'fq_codel' (default: Linux's)")
     loss: Probability = Field(0.0, description="random loss probability")
 
     def _check(self) -> None:

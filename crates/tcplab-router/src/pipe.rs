@@ -741,6 +741,49 @@ mod tests {
         assert_eq!(p.early_drop_pkts(), 0, "DRR drops only at the limit");
     }
 
+    /// FQ-CoDel in the router: a source at twice the link's rate and a sparse one (a packet
+    /// every 20 ms) share it; the sparse one loses nothing, the heavy one every drop, charged
+    /// to it, and the slots all come back.
+    #[test]
+    fn fq_codel_lets_a_sparse_source_through() {
+        let mut p = Pipe::new(PipeConfig {
+            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
+            delay_ns: MS,
+            overhead_bytes: 0,
+            queue: QueueSpec::FqCodel { limit_pkts: Some(200), limit_bytes: None, fq_codel: Default::default() },
+            seed: 1,
+            stream: 0,
+            slots: 256,
+            stall_ns: None,
+            stop_clock_on_stall: false,
+        });
+        let offer_from = |p: &mut Pipe, host: u8, len: usize, now: Nanos| {
+            let (slot, buf) = p.free_slot().expect("a free slot");
+            buf[0] = 0x45;
+            buf[12..16].copy_from_slice(&[10, 10, host, 2]);
+            p.arrive(slot, len, now)
+        };
+        let mut now = 0;
+        for step in 0..10_000u64 {
+            now = step * MS / 2;
+            p.service(now, |_| true);
+            offer_from(&mut p, 1, 1500, now);
+            if step % 40 == 7 {
+                offer_from(&mut p, 2, 200, now);
+            }
+        }
+        p.service(now + 500 * MS, |_| true);
+        let s = &p.stats.sources;
+        assert_eq!(s[1].dropped, 0, "the sparse source lost packets");
+        assert!(s[0].dropped > 4000, "{} of the heavy source's 10000 dropped", s[0].dropped);
+        assert_eq!(s[0].dropped, p.stats.dropped_pkts);
+        assert_eq!(p.free.len(), 256, "every slot is free again");
+        // An unresponsive source at twice the rate outruns CoDel's slowly rising drop rate: the
+        // buffer overflows too, and the fattest flow, the heavy one, pays in batches.
+        let codel = p.early_drop_pkts();
+        assert!(codel > 0 && codel < p.stats.dropped_pkts, "{codel} of {} drops CoDel's", p.stats.dropped_pkts);
+    }
+
     /// PIE in the router: the same standing queue (100 packets, then arrivals at the link's
     /// rate) loses arrivals once the burst allowance is spent, until the delay is below the
     /// 15-ms target; the queue's drops are PIE's, charged to their source.

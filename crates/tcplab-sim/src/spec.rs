@@ -145,6 +145,17 @@ pub enum QueueSpec {
         #[serde(default)]
         drr: DrrSpec,
     },
+    /// FQ-CoDel as Linux's `sch_fq_codel` (`docs/queues/fq_codel.md`): a queue and a CoDel per
+    /// flow, the limit shared, the fattest flow's head dropped in a batch when it is exceeded.
+    #[serde(rename = "fq_codel")]
+    FqCodel {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        fq_codel: FqCodelSpec,
+    },
     /// PIE as Linux's `sch_pie` (`docs/queues/pie.md`); the limit is the hard one, as DropTail's.
     Pie {
         #[serde(default)]
@@ -154,6 +165,38 @@ pub enum QueueSpec {
         #[serde(default)]
         pie: PieSpec,
     },
+}
+
+/// FQ-CoDel's parameters, defaults those of Linux's `sch_fq_codel` (and RFC 8290).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelSpec {
+    /// Each flow's CoDel: `target` (5 ms), `interval` (100 ms), and the bytes left queued (the
+    /// whole queue's) at or below which it drops nothing (1500).
+    #[serde(default = "default_codel_target")]
+    pub target_ns: Nanos,
+    #[serde(default = "default_codel_interval")]
+    pub interval_ns: Nanos,
+    #[serde(default = "default_codel_mtu")]
+    pub mtu_bytes: u32,
+    /// `quantum`: bytes per flow per round (Linux: the device's MTU with its header, 1514; 1500
+    /// IP bytes as tcplab counts packets).
+    #[serde(default = "default_codel_mtu")]
+    pub quantum_bytes: u32,
+    /// `drop_batch`: at most this many packets dropped from the fattest flow per overflow (64).
+    #[serde(default = "default_fq_codel_batch")]
+    pub drop_batch: u32,
+}
+
+impl Default for FqCodelSpec {
+    /// Every key at its serde default (Linux's), as an empty `fq_codel` table reads.
+    fn default() -> Self {
+        serde_json::from_value(serde_json::json!({})).expect("defaults")
+    }
+}
+
+fn default_fq_codel_batch() -> u32 {
+    64
 }
 
 /// DRR's parameters, defaults those of ns-2.35's `Queue/DRR`.
@@ -694,6 +737,14 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
                 }
             }
             ("codel", limit_pkts, limit_bytes)
+        }
+        QueueSpec::FqCodel { limit_pkts, limit_bytes, fq_codel: f } => {
+            for (name, v) in [("target_ns", f.target_ns), ("interval_ns", f.interval_ns), ("quantum_bytes", f.quantum_bytes as u64), ("drop_batch", f.drop_batch as u64)] {
+                if v == 0 {
+                    return Err(SpecError::new(format!("{field}.fq_codel.{name}"), v, "above 0"));
+                }
+            }
+            ("fq_codel", limit_pkts, limit_bytes)
         }
         QueueSpec::Drr { limit_pkts, limit_bytes, drr } => {
             if drr.quantum_bytes == 0 {

@@ -28,6 +28,25 @@ const REC_INV_SQRT_SHIFT: u32 = 32 - REC_INV_SQRT_BITS;
 /// 1/√1 in the 16-bit format (`~0U >> REC_INV_SQRT_SHIFT`).
 const REC_INV_SQRT_ONE: u32 = u32::MAX >> REC_INV_SQRT_SHIFT;
 
+/// Where CoDel takes its packets from: a FIFO, or one flow's queue of FQ-CoDel.
+pub trait CodelSource {
+    /// The head packet, taken out.
+    fn pop(&mut self, now: Nanos) -> Option<Packet>;
+    /// Bytes left queued: the whole queue's, as Linux passes the qdisc's backlog.
+    fn backlog(&self) -> u64;
+}
+
+impl CodelSource for DropTail {
+    #[inline]
+    fn pop(&mut self, now: Nanos) -> Option<Packet> {
+        QueueDisc::dequeue(self, now)
+    }
+    #[inline]
+    fn backlog(&self) -> u64 {
+        self.len_bytes()
+    }
+}
+
 #[derive(Debug)]
 pub struct Codel {
     target_ns: Nanos,
@@ -114,14 +133,14 @@ impl Codel {
         t + ((self.interval_ns as u128 * ((self.rec_inv_sqrt << REC_INV_SQRT_SHIFT) as u128)) >> 32) as Nanos
     }
 
-    /// `codel_should_drop` for `pkt`, just taken from `fifo`, at `now`.
-    fn should_drop(&mut self, pkt: Option<&Packet>, fifo: &DropTail, now: Nanos) -> bool {
+    /// `codel_should_drop` for `pkt`, just taken out with `backlog` bytes left, at `now`.
+    fn should_drop(&mut self, pkt: Option<&Packet>, backlog: u64, now: Nanos) -> bool {
         let Some(pkt) = pkt else {
             self.first_above = None;
             return false;
         };
         let sojourn = now.saturating_sub(pkt.enq_ns);
-        if sojourn < self.target_ns || fifo.len_bytes() <= self.mtu_bytes {
+        if sojourn < self.target_ns || backlog <= self.mtu_bytes {
             // Went below: stay below for at least an interval.
             self.first_above = None;
             return false;
@@ -144,12 +163,17 @@ impl Codel {
     /// line, so that the DropTail path beside it stays small.
     #[inline(never)]
     pub fn dequeue(&mut self, fifo: &mut DropTail, now: Nanos) -> Option<Packet> {
-        let mut pkt = fifo.dequeue(now);
+        self.dequeue_from(fifo, now)
+    }
+
+    /// `codel_dequeue` from any source of packets.
+    pub fn dequeue_from(&mut self, fifo: &mut impl CodelSource, now: Nanos) -> Option<Packet> {
+        let mut pkt = fifo.pop(now);
         if pkt.is_none() {
             self.dropping = false;
             return None;
         }
-        let drop = self.should_drop(pkt.as_ref(), fifo, now);
+        let drop = self.should_drop(pkt.as_ref(), fifo.backlog(), now);
         if self.dropping {
             if !drop {
                 // Sojourn below target: leave the dropping state.
@@ -160,8 +184,8 @@ impl Codel {
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
                     self.drop(pkt.take().expect("a packet to drop"));
-                    pkt = fifo.dequeue(now);
-                    if !self.should_drop(pkt.as_ref(), fifo, now) {
+                    pkt = fifo.pop(now);
+                    if !self.should_drop(pkt.as_ref(), fifo.backlog(), now) {
                         self.dropping = false;
                     } else {
                         self.drop_next = self.control_law(self.drop_next);
@@ -170,8 +194,8 @@ impl Codel {
             }
         } else if drop {
             self.drop(pkt.take().expect("a packet to drop"));
-            pkt = fifo.dequeue(now);
-            self.should_drop(pkt.as_ref(), fifo, now);
+            pkt = fifo.pop(now);
+            self.should_drop(pkt.as_ref(), fifo.backlog(), now);
             self.dropping = true;
             // Re-entering soon after the last cycle: its drop rate is a good start.
             let delta = self.count.wrapping_sub(self.lastcount);

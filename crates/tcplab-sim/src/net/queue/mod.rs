@@ -1,16 +1,19 @@
 //! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's and PIE's admission
-//! of arrivals to it ([`Red`], [`Pie`]), CoDel's drops at its head ([`Codel`]) and DRR's queues
-//! per source beside it ([`Drr`]); [`Queue`] joins them without dynamic dispatch.
+//! of arrivals to it ([`Red`], [`Pie`]), CoDel's drops at its head ([`Codel`]), and DRR's and
+//! FQ-CoDel's queues per source beside it ([`Drr`], [`FqCodel`]); [`Queue`] joins them without
+//! dynamic dispatch.
 
 mod codel;
 mod droptail;
 mod drr;
+mod fq_codel;
 mod pie;
 mod red;
 
 pub use codel::Codel;
 pub use droptail::DropTail;
 pub use drr::Drr;
+pub use fq_codel::FqCodel;
 pub use pie::Pie;
 pub use red::{Red, RedParams};
 
@@ -38,7 +41,7 @@ pub trait QueueDisc {
 
 /// A link's queue: a DropTail FIFO, limited in packets or bytes, and optionally an active queue
 /// manager ([`Aqm`]) deciding which arrivals it admits (RED, PIE) or which packets leave it dropped
-/// (CoDel), or holding the packets in queues of its own (DRR, the FIFO counting them); the FIFO's
+/// (CoDel), or holding the packets in queues of its own (DRR, FQ-CoDel: the FIFO counts them); the FIFO's
 /// limit stays the hard one. DropTail's path gains only the checks that the
 /// manager is absent and a count: 2.4% more instructions on `bench/engine_reno.json` than with no
 /// manager at all (7.468 against 7.292 G, `bench/engine_cost.py`; RED's checks 1.5%, the link's
@@ -58,6 +61,7 @@ pub enum Aqm {
     Codel(Codel),
     Pie(Pie),
     Drr(Drr),
+    FqCodel(FqCodel),
 }
 
 impl Queue {
@@ -72,12 +76,13 @@ impl Queue {
             QueueSpec::Codel { limit_pkts, limit_bytes, codel } => (limit_pkts, limit_bytes, Some(Aqm::Codel(Codel::new(codel)))),
             QueueSpec::Pie { limit_pkts, limit_bytes, pie } => (limit_pkts, limit_bytes, Some(Aqm::Pie(Pie::new(pie, rng)))),
             QueueSpec::Drr { limit_pkts, limit_bytes, drr } => (limit_pkts, limit_bytes, Some(Aqm::Drr(Drr::new(drr)))),
+            QueueSpec::FqCodel { limit_pkts, limit_bytes, fq_codel } => (limit_pkts, limit_bytes, Some(Aqm::FqCodel(FqCodel::new(fq_codel)))),
         };
         Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), aqm: aqm.map(Box::new) }
     }
 
-    /// Packets the manager dropped (RED's and PIE's early drops, CoDel's drops at the head),
-    /// apart from the limit's; 0 for DropTail and DRR (whose drops are all the limit's).
+    /// Packets the manager dropped (RED's and PIE's early drops, CoDel's and FQ-CoDel's drops at
+    /// the head), apart from the limit's; 0 for DropTail and DRR (whose drops are all the limit's).
     pub fn early_drops(&self) -> u64 {
         match self.aqm.as_deref() {
             None => 0,
@@ -85,6 +90,7 @@ impl Queue {
             Some(Aqm::Codel(c)) => c.drops(),
             Some(Aqm::Pie(p)) => p.drops(),
             Some(Aqm::Drr(_)) => 0,
+            Some(Aqm::FqCodel(f)) => f.codel_drops(),
         }
     }
 
@@ -128,6 +134,7 @@ impl Queue {
         match self.aqm.as_deref() {
             Some(Aqm::Codel(c)) => c.has_dropped(),
             Some(Aqm::Drr(d)) => d.has_dropped(),
+            Some(Aqm::FqCodel(f)) => f.has_dropped(),
             _ => false,
         }
     }
@@ -138,6 +145,7 @@ impl Queue {
         match self.aqm.as_deref_mut() {
             Some(Aqm::Codel(c)) => c.take_dropped().for_each(f),
             Some(Aqm::Drr(d)) => d.take_dropped().for_each(f),
+            Some(Aqm::FqCodel(q)) => q.take_dropped().for_each(f),
             _ => {}
         }
     }
@@ -156,6 +164,7 @@ impl Aqm {
             Aqm::Pie(pie) => pie.offer(fifo, size, now_ns),
             Aqm::Codel(_) => true,
             Aqm::Drr(drr) => return drr.enqueue(fifo, pkt),
+            Aqm::FqCodel(fq) => return fq.enqueue(fifo, pkt),
         };
         if admitted {
             fifo.enqueue(pkt, now_ns)
@@ -165,7 +174,8 @@ impl Aqm {
     }
 
     #[inline(never)]
-    fn pass(&mut self, size: u32, now_ns: Nanos) {
+    fn pass(&mut self, pkt: &Packet, now_ns: Nanos) {
+        let size = pkt.size_bytes;
         match self {
             Aqm::Red(red) => {
                 let kept = red.admit(size, now_ns, 0, 0, false);
@@ -175,6 +185,7 @@ impl Aqm {
             Aqm::Pie(pie) => pie.pass(now_ns),
             // Queued and served at once: its source joins and leaves the round as it was.
             Aqm::Drr(_) => {}
+            Aqm::FqCodel(fq) => fq.pass(pkt),
         }
     }
 
@@ -191,6 +202,7 @@ impl Aqm {
             Aqm::Codel(codel) => codel.dequeue(fifo, now_ns),
             Aqm::Pie(pie) => pie.dequeue(fifo, now_ns),
             Aqm::Drr(drr) => drr.dequeue(fifo),
+            Aqm::FqCodel(fq) => fq.dequeue(fifo, now_ns),
         }
     }
 }
@@ -206,7 +218,7 @@ impl QueueDisc for Queue {
     #[inline]
     fn pass(&mut self, pkt: &Packet, now_ns: Nanos) {
         if let Some(aqm) = &mut self.aqm {
-            aqm.pass(pkt.size_bytes, now_ns);
+            aqm.pass(pkt, now_ns);
         }
     }
     #[inline]
@@ -226,8 +238,10 @@ impl QueueDisc for Queue {
     }
     fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
         self.fifo.for_each(f);
-        if let Some(Aqm::Drr(d)) = self.aqm.as_deref() {
-            d.for_each(f);
+        match self.aqm.as_deref() {
+            Some(Aqm::Drr(d)) => d.for_each(f),
+            Some(Aqm::FqCodel(q)) => q.for_each(f),
+            _ => {}
         }
     }
 }
