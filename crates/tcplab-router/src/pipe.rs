@@ -693,27 +693,34 @@ mod tests {
         assert!(avg < 0.01, "average {avg} after a second idle");
     }
 
-    /// DRR in the router: a source sending at twice the link's rate and one at half of it share
-    /// the link; the light one loses nothing, the heavy one every push-out, charged to it.
-    #[test]
-    fn drr_keeps_a_light_source_whole_beside_a_heavy_one() {
-        let mut p = Pipe::new(PipeConfig {
-            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
+    /// A 12 Mb/s pipe (1 ms per 1500-byte packet), 1 ms of delay, 256 slots, queue `queue`.
+    fn aqm_pipe(queue: QueueSpec) -> Pipe {
+        Pipe::new(PipeConfig {
+            rate_bps: 12_000_000,
             delay_ns: MS,
             overhead_bytes: 0,
-            queue: QueueSpec::Drr { limit_pkts: Some(50), limit_bytes: None, drr: tcplab_sim::spec::DrrSpec { quantum_bytes: 1500 } },
+            queue,
             seed: 1,
             stream: 0,
             slots: 256,
             stall_ns: None,
             stop_clock_on_stall: false,
-        });
-        let offer_from = |p: &mut Pipe, host: u8, now: Nanos| {
-            let (slot, buf) = p.free_slot().expect("a free slot");
-            buf[0] = 0x45;
-            buf[12..16].copy_from_slice(&[10, 10, host, 2]);
-            p.arrive(slot, 1500, now)
-        };
+        })
+    }
+
+    /// Offer a `len`-byte IPv4 packet from 10.10.`host`.2 at `now`; whether it was queued.
+    fn offer_from(p: &mut Pipe, host: u8, len: usize, now: Nanos) -> bool {
+        let (slot, buf) = p.free_slot().expect("a free slot");
+        buf[0] = 0x45;
+        buf[12..16].copy_from_slice(&[10, 10, host, 2]);
+        p.arrive(slot, len, now)
+    }
+
+    /// DRR in the router: a source sending at twice the link's rate and one at half of it share
+    /// the link; the light one loses nothing, the heavy one every push-out, charged to it.
+    #[test]
+    fn drr_keeps_a_light_source_whole_beside_a_heavy_one() {
+        let mut p = aqm_pipe(QueueSpec::Drr { limit_pkts: Some(50), limit_bytes: None, drr: tcplab_sim::spec::DrrSpec { quantum_bytes: 1500 } });
         let mut sent = [0u64; 2];
         let mut now = 0;
         for step in 0..4000u64 {
@@ -722,9 +729,9 @@ mod tests {
                 sent[usize::from(b[14] == 2)] += 1;
                 true
             });
-            offer_from(&mut p, 1, now);
+            offer_from(&mut p, 1, 1500, now);
             if step % 4 == 0 {
-                offer_from(&mut p, 2, now);
+                offer_from(&mut p, 2, 1500, now);
             }
         }
         p.service(now + 200 * MS, |b| {
@@ -746,23 +753,7 @@ mod tests {
     /// to it, and the slots all come back.
     #[test]
     fn fq_codel_lets_a_sparse_source_through() {
-        let mut p = Pipe::new(PipeConfig {
-            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
-            delay_ns: MS,
-            overhead_bytes: 0,
-            queue: QueueSpec::FqCodel { limit_pkts: Some(200), limit_bytes: None, fq_codel: Default::default() },
-            seed: 1,
-            stream: 0,
-            slots: 256,
-            stall_ns: None,
-            stop_clock_on_stall: false,
-        });
-        let offer_from = |p: &mut Pipe, host: u8, len: usize, now: Nanos| {
-            let (slot, buf) = p.free_slot().expect("a free slot");
-            buf[0] = 0x45;
-            buf[12..16].copy_from_slice(&[10, 10, host, 2]);
-            p.arrive(slot, len, now)
-        };
+        let mut p = aqm_pipe(QueueSpec::FqCodel { limit_pkts: Some(200), limit_bytes: None, fq_codel: Default::default() });
         let mut now = 0;
         for step in 0..10_000u64 {
             now = step * MS / 2;
@@ -789,25 +780,9 @@ mod tests {
     /// 15-ms target; the queue's drops are PIE's, charged to their source.
     #[test]
     fn pie_brings_a_standing_queue_to_its_target() {
-        let mut p = Pipe::new(PipeConfig {
-            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
-            delay_ns: MS,
-            overhead_bytes: 0,
-            queue: QueueSpec::Pie { limit_pkts: Some(1000), limit_bytes: None, pie: Default::default() },
-            seed: 1,
-            stream: 0,
-            slots: 256,
-            stall_ns: None,
-            stop_clock_on_stall: false,
-        });
-        let offer_from = |p: &mut Pipe, now: Nanos| {
-            let (slot, buf) = p.free_slot().expect("a free slot");
-            buf[0] = 0x45;
-            buf[12..16].copy_from_slice(&[10, 10, 1, 2]);
-            p.arrive(slot, 1500, now)
-        };
+        let mut p = aqm_pipe(QueueSpec::Pie { limit_pkts: Some(1000), limit_bytes: None, pie: Default::default() });
         for _ in 0..100 {
-            assert!(offer_from(&mut p, 0));
+            assert!(offer_from(&mut p, 1, 1500, 0));
         }
         let (mut sent, mut now) = (0, 0);
         while now < 10_000 * MS {
@@ -816,7 +791,7 @@ mod tests {
                 sent += 1;
                 true
             });
-            offer_from(&mut p, now);
+            offer_from(&mut p, 1, 1500, now);
         }
         let dropped = p.stats.dropped_pkts;
         assert_eq!(p.early_drop_pkts(), dropped);
@@ -841,25 +816,9 @@ mod tests {
     /// charged for them.
     #[test]
     fn codel_drains_a_standing_queue_to_its_target() {
-        let mut p = Pipe::new(PipeConfig {
-            rate_bps: 12_000_000, // 1 ms per 1500-byte packet
-            delay_ns: MS,
-            overhead_bytes: 0,
-            queue: QueueSpec::Codel { limit_pkts: Some(1000), limit_bytes: None, codel: Default::default() },
-            seed: 1,
-            stream: 0,
-            slots: 256,
-            stall_ns: None,
-            stop_clock_on_stall: false,
-        });
-        let offer_from = |p: &mut Pipe, now: Nanos| {
-            let (slot, buf) = p.free_slot().expect("a free slot");
-            buf[0] = 0x45;
-            buf[12..16].copy_from_slice(&[10, 10, 1, 2]);
-            assert!(p.arrive(slot, 1500, now), "the limit is never reached");
-        };
+        let mut p = aqm_pipe(QueueSpec::Codel { limit_pkts: Some(1000), limit_bytes: None, codel: Default::default() });
         for _ in 0..100 {
-            offer_from(&mut p, 0);
+            assert!(offer_from(&mut p, 1, 1500, 0), "the limit is never reached");
         }
         let mut sent = 0;
         let mut now = 0;
@@ -869,7 +828,7 @@ mod tests {
                 sent += 1;
                 true
             });
-            offer_from(&mut p, now);
+            assert!(offer_from(&mut p, 1, 1500, now), "the limit is never reached");
         }
         let dropped = p.stats.dropped_pkts;
         assert_eq!(p.early_drop_pkts(), dropped);
