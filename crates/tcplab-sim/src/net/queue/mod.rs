@@ -39,14 +39,14 @@ pub trait QueueDisc {
     fn for_each(&self, f: &mut dyn FnMut(&Packet));
 }
 
-/// A link's queue: a DropTail FIFO, limited in packets or bytes, and optionally an active queue
-/// manager ([`Aqm`]) deciding which arrivals it admits (RED, PIE) or which packets leave it dropped
-/// (CoDel), or holding the packets in queues of its own (DRR, FQ-CoDel: the FIFO counts them); the FIFO's
-/// limit stays the hard one. DropTail's path gains only the checks that the
-/// manager is absent and a count: 2.4% more instructions on `bench/engine_reno.json` than with no
-/// manager at all (7.468 against 7.292 G, `bench/engine_cost.py`; RED's checks 1.5%, the link's
-/// check for CoDel's drops at the head 0.5%, the FIFO's own packet count, which DRR shares,
-/// 0.4%), where a `match` over an enum of disciplines cost 2.0–4.0% for RED alone.
+/// A link's queue: a DropTail FIFO, limited in packets or bytes, and optionally a queue manager
+/// ([`Aqm`]) deciding which arrivals it admits (RED, PIE) or which packets leave it dropped
+/// (CoDel), or holding the packets in queues of its own (DRR, FQ-CoDel; the FIFO counts them).
+/// The FIFO's limit stays the hard one. DropTail's path gains only the checks that the manager is
+/// absent and a count: 2.4% more instructions on `bench/engine_reno.json` than with no manager at
+/// all (7.468 against 7.292 G, `bench/engine_cost.py`; the checks 1.5%, the link's check for drops
+/// other than an arrival's 0.5%, the FIFO's own packet count 0.4%), where a `match` over an enum
+/// of disciplines cost 2.0–4.0% for RED alone.
 #[derive(Debug)]
 pub struct Queue {
     fifo: DropTail,
@@ -110,14 +110,6 @@ impl Queue {
         }
     }
 
-    /// CoDel's state, when the queue has CoDel.
-    pub fn codel(&self) -> Option<&Codel> {
-        match self.aqm.as_deref() {
-            Some(Aqm::Codel(c)) => Some(c),
-            _ => None,
-        }
-    }
-
     #[cfg(test)]
     pub(crate) fn red_mut(&mut self) -> Option<&mut Red> {
         match self.aqm.as_deref_mut() {
@@ -126,8 +118,8 @@ impl Queue {
         }
     }
 
-    /// Packets dropped other than an arrival handed back by `enqueue` (CoDel's at the head as
-    /// it dequeues, DRR's second and later push-outs of one arrival) are waiting for
+    /// Packets dropped other than one `enqueue` handed back (CoDel's and FQ-CoDel's at the head
+    /// as they dequeue, DRR's and FQ-CoDel's further drops for one arrival) are waiting for
     /// [`Queue::take_dropped`].
     #[inline]
     pub fn has_dropped(&self) -> bool {
