@@ -191,7 +191,7 @@ pub struct FqCodelSpec {
 impl Default for FqCodelSpec {
     /// Every key at its serde default (Linux's), as an empty `fq_codel` table reads.
     fn default() -> Self {
-        serde_json::from_value(serde_json::json!({})).expect("defaults")
+        serde_defaults()
     }
 }
 
@@ -211,7 +211,7 @@ pub struct DrrSpec {
 impl Default for DrrSpec {
     /// Every key at its serde default (ns-2.35's), as an empty `drr` table reads.
     fn default() -> Self {
-        serde_json::from_value(serde_json::json!({})).expect("defaults")
+        serde_defaults()
     }
 }
 
@@ -243,7 +243,7 @@ pub struct PieSpec {
 impl Default for PieSpec {
     /// Every key at its serde default (Linux's), as an empty `pie` table reads.
     fn default() -> Self {
-        serde_json::from_value(serde_json::json!({})).expect("defaults")
+        serde_defaults()
     }
 }
 
@@ -277,7 +277,7 @@ pub struct CodelSpec {
 impl Default for CodelSpec {
     /// Every key at its serde default (Linux's), as an empty `codel` table reads.
     fn default() -> Self {
-        serde_json::from_value(serde_json::json!({})).expect("defaults")
+        serde_defaults()
     }
 }
 
@@ -332,8 +332,13 @@ impl RedSpec {
 impl Default for RedSpec {
     /// Every key at its serde default (ns-2.35's), as an empty `red` table reads.
     fn default() -> Self {
-        serde_json::from_value(serde_json::json!({})).expect("defaults")
+        serde_defaults()
     }
+}
+
+/// A table with every key at its serde default, as an empty table reads.
+fn serde_defaults<T: serde::de::DeserializeOwned>() -> T {
+    serde_json::from_value(serde_json::json!({})).expect("every key has a default")
 }
 
 fn default_true() -> bool {

@@ -5,26 +5,12 @@
 mod common;
 
 use common::*;
-use tcplab_sim::spec::{CodelSpec, QueueSpec, Spec, TcpSpec, Topology};
-
-fn cubic(pair: u32, pairs: u32, start_ns: u64) -> TcpSpec {
-    let mut t = TcpSpec::new(pair, pairs + pair);
-    t.cc = "cubic".into();
-    t.start_ns = start_ns;
-    t
-}
+use tcplab_sim::spec::{CodelSpec, QueueSpec, Spec};
 
 /// Two CUBIC flows on 10 Mb/s, 40 ms (a BDP of 33 packets), 60 s; the bottleneck's queue `queue`.
 fn two_flows(queue: QueueSpec) -> Spec {
-    let mut spec = dumbbell(10_000_000, 40 * MS, 100, vec![cubic(0, 2, 0), cubic(1, 2, 2 * S)], 60 * S);
-    if let Topology::Dumbbell(d) = &mut spec.topology {
-        d.queue = queue;
-    }
-    spec
-}
-
-fn queue_col(r: &tcplab_sim::SimResult, col: &str) -> f64 {
-    r.queues.col(col).get(0)
+    let flows = vec![pair_flow(0, 2, "cubic", 0), pair_flow(1, 2, "cubic", 2 * S)];
+    with_queue(dumbbell(10_000_000, 40 * MS, 100, flows, 60 * S), queue)
 }
 
 #[test]

@@ -4,22 +4,12 @@
 mod common;
 
 use common::*;
-use tcplab_sim::spec::{DrrSpec, QueueSpec, Spec, TcpSpec, Topology};
-
-fn flow(pair: u32, pairs: u32, cc: &str, start_ns: u64) -> TcpSpec {
-    let mut t = TcpSpec::new(pair, pairs + pair);
-    t.cc = cc.into();
-    t.start_ns = start_ns;
-    t
-}
+use tcplab_sim::spec::{DrrSpec, QueueSpec, Spec};
 
 /// Scalable TCP against Reno on 10 Mb/s, 40 ms, a 30-packet buffer, 60 s.
 fn scalable_and_reno(queue: QueueSpec) -> Spec {
-    let mut spec = dumbbell(10_000_000, 40 * MS, 30, vec![flow(0, 2, "scalable", 0), flow(1, 2, "reno", S)], 60 * S);
-    if let Topology::Dumbbell(d) = &mut spec.topology {
-        d.queue = queue;
-    }
-    spec
+    let flows = vec![pair_flow(0, 2, "scalable", 0), pair_flow(1, 2, "reno", S)];
+    with_queue(dumbbell(10_000_000, 40 * MS, 30, flows, 60 * S), queue)
 }
 
 #[test]
@@ -38,8 +28,8 @@ fn drr_shares_fairly_and_conserves_packets() {
         assert_eq!(sent, delivered + dropped + in_flight, "flow {f}: sent = delivered + dropped + in flight");
     }
     let drops: f64 = (0..2).map(|f| r.flow(f, "dropped_pkts")).sum();
-    assert_eq!(drops, r.queues.col("dropped_pkts").get(0));
-    assert_eq!(r.queues.col("early_drop_pkts").get(0), 0.0);
+    assert_eq!(drops, queue_col(&r, "dropped_pkts"));
+    assert_eq!(queue_col(&r, "early_drop_pkts"), 0.0);
     // The same seed, the same run.
     let again = run(&scalable_and_reno(drr));
     assert_eq!((0..2).map(|f| again.flow(f, "dropped_pkts")).collect::<Vec<_>>(), (0..2).map(|f| r.flow(f, "dropped_pkts")).collect::<Vec<_>>());

@@ -4,23 +4,14 @@
 mod common;
 
 use common::*;
-use tcplab_sim::spec::{CbrSpec, FlowSpec, FqCodelSpec, QueueSpec, Spec, TcpSpec, Topology};
+use tcplab_sim::spec::{CbrSpec, FlowSpec, FqCodelSpec, QueueSpec, Spec};
 
 /// Two CUBIC flows and a 0.2 Mb/s stream of 200-byte packets on 20 Mb/s, 40 ms, 30 s.
 fn bulk_and_sparse(queue: QueueSpec) -> Spec {
-    let cubic = |pair: u32, start_ns: u64| {
-        let mut t = TcpSpec::new(pair, 3 + pair);
-        t.cc = "cubic".into();
-        t.start_ns = start_ns;
-        FlowSpec::Tcp(t)
-    };
+    let cubic = |pair: u32, start_ns: u64| FlowSpec::Tcp(pair_flow(pair, 3, "cubic", start_ns));
     let sparse = CbrSpec { src: 2, dst: 5, start_ns: 2 * S, stop_ns: None, packet_bytes: 200, schedule: vec![(2 * S, 200_000)] };
     let flows = vec![cubic(0, 0), cubic(1, S), FlowSpec::Cbr(sparse)];
-    let mut spec = dumbbell(20_000_000, 40 * MS, 500, flows, 30 * S);
-    if let Topology::Dumbbell(d) = &mut spec.topology {
-        d.queue = queue;
-    }
-    spec
+    with_queue(dumbbell(20_000_000, 40 * MS, 500, flows, 30 * S), queue)
 }
 
 fn fq_codel(limit: u64) -> QueueSpec {
@@ -53,9 +44,9 @@ fn packets_are_conserved_through_codel_and_overflow_drops() {
         assert_eq!(sent, delivered + dropped + in_flight, "flow {f}: sent = delivered + dropped + in flight");
         drops += dropped;
     }
-    let (all, codel) = (r.queues.col("dropped_pkts").get(0), r.queues.col("early_drop_pkts").get(0));
+    let (all, codel) = (queue_col(&r, "dropped_pkts"), queue_col(&r, "early_drop_pkts"));
     assert_eq!(drops, all);
     assert!(codel > 0.0 && codel < all, "{codel} of {all} drops CoDel's: both kinds happen");
     let again = run(&bulk_and_sparse(fq_codel(40)));
-    assert_eq!(again.queues.col("dropped_pkts").get(0), all, "the same seed, the same run");
+    assert_eq!(queue_col(&again, "dropped_pkts"), all, "the same seed, the same run");
 }

@@ -4,22 +4,17 @@
 mod common;
 
 use common::*;
-use tcplab_sim::spec::{QueueSpec, RedSpec, Recovery, Spec, TcpSpec, Topology};
+use tcplab_sim::spec::{QueueSpec, RedSpec, Recovery, Spec, TcpSpec};
 
 fn reno(pair: u32, pairs: u32, start_ns: u64) -> TcpSpec {
-    let mut t = TcpSpec::new(pair, pairs + pair);
+    let mut t = pair_flow(pair, pairs, "reno", start_ns);
     t.recovery = Recovery::Sack;
-    t.start_ns = start_ns;
     t
 }
 
 /// Two SACK flows on 10 Mb/s, 40 ms, a 100-packet buffer, 60 s; the bottleneck's queue `queue`.
 fn two_flows(queue: QueueSpec) -> Spec {
-    let mut spec = dumbbell(10_000_000, 40 * MS, 100, vec![reno(0, 2, 0), reno(1, 2, 2 * S)], 60 * S);
-    if let Topology::Dumbbell(d) = &mut spec.topology {
-        d.queue = queue;
-    }
-    spec
+    with_queue(dumbbell(10_000_000, 40 * MS, 100, vec![reno(0, 2, 0), reno(1, 2, 2 * S)], 60 * S), queue)
 }
 
 fn red(min: f64, max: f64) -> QueueSpec {
@@ -28,10 +23,6 @@ fn red(min: f64, max: f64) -> QueueSpec {
         limit_bytes: None,
         red: RedSpec { min_thresh_pkts: Some(min), max_thresh_pkts: Some(max), byte_mode: false, ..RedSpec::default() },
     }
-}
-
-fn queue_col(r: &tcplab_sim::SimResult, col: &str) -> f64 {
-    r.queues.col(col).get(0)
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
-use tcplab_sim::spec::{Dumbbell, FlowSpec, QueueSpec, Spec, Topology};
+use tcplab_sim::spec::{Dumbbell, FlowSpec, QueueSpec, Spec, TcpSpec, Topology};
 use tcplab_sim::{simulate, SimResult};
 
 pub const MS: u64 = 1_000_000;
@@ -120,4 +120,25 @@ pub fn ack_packet(ack: u32, sack: &[(u32, u32)], ts_ecr_ns: u64) -> tcplab_sim::
     a.n_sack = sack.len() as u8;
     a.ts_ecr_ns = ts_ecr_ns;
     a
+}
+
+/// A TCP flow of `cc` from sender `pair` to its receiver in a dumbbell of `pairs` pairs.
+pub fn pair_flow(pair: u32, pairs: u32, cc: &str, start_ns: u64) -> TcpSpec {
+    let mut t = TcpSpec::new(pair, pairs + pair);
+    t.cc = cc.into();
+    t.start_ns = start_ns;
+    t
+}
+
+/// `spec` (a dumbbell) with `queue` on its bottleneck.
+pub fn with_queue(mut spec: Spec, queue: QueueSpec) -> Spec {
+    if let Topology::Dumbbell(d) = &mut spec.topology {
+        d.queue = queue;
+    }
+    spec
+}
+
+/// Column `col` of the forward bottleneck's row of the queues table.
+pub fn queue_col(r: &SimResult, col: &str) -> f64 {
+    r.queues.col(col).get(0)
 }
