@@ -341,13 +341,67 @@ class FqCodel(_Model):
         }
 
 
-QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel"]
+class Fred(_Model):
+    """FRED's parameters (``queue = "fred"``), defaults those of Lin and Morris's paper
+    (``docs/queues/fred.md``)."""
+
+    min_thresh: Optional[_number_in(0, 1e9, True, False, "16")] = Field(  # type: ignore[valid-type]
+        None, description="average queue (packets) below which FRED drops nothing at random; default a quarter of the buffer"
+    )
+    max_thresh: Optional[_number_in(0, 1e9, True, False, "32")] = Field(  # type: ignore[valid-type]
+        None, description="average queue (packets) from which FRED drops every arrival; default 2 × min_thresh"
+    )
+    max_p: _number_in(0, 1, True, False, "0.02") = Field(0.02, description="random-drop probability as the average nears max_thresh")  # type: ignore[valid-type]
+    weight: _number_in(0, 1, True, True, "0.002") = Field(0.002, description="weight of the average's moving mean (w_q)")  # type: ignore[valid-type]
+    min_q: _integer(1, 1_000_000) = Field(2, description="packets a flow may queue before random drops can fall on it")  # type: ignore[valid-type]
+    mean_packet_size: PositiveSize = Field(Size(500), description="packet size the idle decay and a buffer in bytes count in (ns-2 mean_pktsize_)")
+    many_flows: bool = Field(False, description="the variant for many flows (FREDL): above max_thresh each flow still keeps min_q packets")
+
+    def _check(self) -> None:
+        if self.min_thresh is not None and self.max_thresh is not None and self.max_thresh <= self.min_thresh:
+            raise _invalid(f"expected more than min_thresh ({self.min_thresh:g})", at="max_thresh", value=self.max_thresh)
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``fred`` table."""
+        out: dict[str, Any] = {
+            "max_p": self.max_p,
+            "weight": self.weight,
+            "min_q": self.min_q,
+            "mean_pkt_bytes": self.mean_packet_size.bytes,
+            "many_flows": self.many_flows,
+        }
+        for key, value in (("min_thresh_pkts", self.min_thresh), ("max_thresh_pkts", self.max_thresh)):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+class Csfq(_Model):
+    """CSFQ's parameters (``queue = "csfq"``), defaults those of paper 004's runs
+    (``docs/queues/csfq.md``)."""
+
+    k: PositiveTime = Field(Time(100_000_000), description="time constant of each flow's rate estimate, the label (K)")
+    kc: PositiveTime = Field(
+        Time(100_000_000), description="time constant of the aggregate rates, and the period over which congestion is judged (K_c)"
+    )
+    threshold: _number_in(0, 1, True, False, "0.75") = Field(  # type: ignore[valid-type]
+        0.75, description="fraction of the buffer below which an uncongested link stops dropping"
+    )
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``csfq`` table."""
+        return {"k_ns": self.k.ns, "kc_ns": self.kc.ns, "threshold": self.threshold}
+
+
+QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fred", "csfq"]
+
+# Each discipline but DropTail, and its parameter table's model (the table has its name).
+_QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fred": Fred, "csfq": Csfq}
 
 
 class _QueueChoice(_Model):
     """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``,
-    ``fq_codel``), which only that
-    discipline may have.
+    ``fq_codel``, ``fred``, ``csfq``), which only that discipline may have.
 
     All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
     DropTail scenario's run key is the one it had before tcplab had other disciplines."""
@@ -360,7 +414,7 @@ class _QueueChoice(_Model):
     def _check_queue(self, rate_bps: int) -> None:
         """Checks of ``queue`` and ``red`` on a link of ``rate_bps``."""
         red = self.red  # type: ignore[attr-defined]
-        for table in ("red", "codel", "pie", "drr", "fq_codel"):
+        for table in _QUEUE_TABLES:
             if self.queue != table and getattr(self, table) is not None:  # type: ignore[attr-defined]
                 raise _invalid(f"a [{table}] table only with queue = '{table}'", at=table, value=self.queue or "droptail")  # type: ignore[attr-defined]
         if red is not None and red.max_thresh is not None and red.min_thresh is None:
@@ -371,16 +425,10 @@ class _QueueChoice(_Model):
 
     def queue_spec(self, limit: dict[str, int]) -> dict[str, Any]:
         """The engine's queue spec with the hard ``limit`` (``Buffer.limit``)."""
-        if self.queue == "red":  # type: ignore[attr-defined]
-            return {"kind": "red", **limit, "red": (self.red or Red()).engine()}  # type: ignore[attr-defined]
-        if self.queue == "codel":  # type: ignore[attr-defined]
-            return {"kind": "codel", **limit, "codel": (self.codel or Codel()).engine()}  # type: ignore[attr-defined]
-        if self.queue == "pie":  # type: ignore[attr-defined]
-            return {"kind": "pie", **limit, "pie": (self.pie or Pie()).engine()}  # type: ignore[attr-defined]
-        if self.queue == "drr":  # type: ignore[attr-defined]
-            return {"kind": "drr", **limit, "drr": (self.drr or Drr()).engine()}  # type: ignore[attr-defined]
-        if self.queue == "fq_codel":  # type: ignore[attr-defined]
-            return {"kind": "fq_codel", **limit, "fq_codel": (self.fq_codel or FqCodel()).engine()}  # type: ignore[attr-defined]
+        kind = self.queue  # type: ignore[attr-defined]
+        if kind is not None:
+            table = getattr(self, kind) or _QUEUE_TABLES[kind]()
+            return {"kind": kind, **limit, kind: table.engine()}  # type: ignore[attr-defined]
         return _droptail(limit)
 
 
@@ -395,12 +443,14 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr' or 'fq_codel'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fred' or 'csfq'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
     fq_codel: Optional[FqCodel] = Field(None, description="FQ-CoDel's parameters when queue = 'fq_codel' (default: Linux's)")
+    fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
+    csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -434,12 +484,14 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr' or 'fq_codel'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fred' or 'csfq'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
     fq_codel: Optional[FqCodel] = Field(None, description="FQ-CoDel's parameters when queue = 'fq_codel' (default: Linux's)")
+    fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
+    csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
     loss: Probability = Field(0.0, description="random loss probability")
 
     def _check(self) -> None:

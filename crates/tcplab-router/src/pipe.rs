@@ -748,6 +748,45 @@ mod tests {
         assert_eq!(p.early_drop_pkts(), 0, "DRR drops only at the limit");
     }
 
+    /// FRED and CSFQ in the router: a source at twice the link's rate and one at half of it share
+    /// the link; the light one loses under 5% (CSFQ's share estimate wavers about its rate), the
+    /// heavy one is held near the other half (CSFQ: by the rate it labels its packets with), every
+    /// drop charged to it.
+    #[test]
+    fn fred_and_csfq_hold_a_heavy_source_to_its_share() {
+        for queue in [
+            QueueSpec::Fred { limit_pkts: Some(50), limit_bytes: None, fred: Default::default() },
+            QueueSpec::Csfq { limit_pkts: Some(50), limit_bytes: None, csfq: Default::default() },
+        ] {
+            let mut p = aqm_pipe(queue.clone());
+            let mut sent = [0u64; 2];
+            let mut now = 0;
+            for step in 0..8000u64 {
+                now = step * MS / 2;
+                p.service(now, |b| {
+                    if now >= 2000 * MS {
+                        sent[usize::from(b[14] == 2)] += 1;
+                    }
+                    true
+                });
+                offer_from(&mut p, 1, 1500, now);
+                if step % 4 == 0 {
+                    offer_from(&mut p, 2, 1500, now);
+                }
+            }
+            p.service(now + 200 * MS, |_| true);
+            let s = &p.stats.sources;
+            assert!(s[1].dropped * 20 < s[1].pkts, "{queue:?}: the light source lost {} of {}", s[1].dropped, s[1].pkts);
+            assert_eq!(s[0].dropped + s[1].dropped, p.stats.dropped_pkts);
+            assert!(p.early_drop_pkts() > 0);
+            // Over the last 2 s the link (1000 packets a second) carried about 1000 of the light
+            // source's packets and as many of the heavy one's.
+            let heavy = sent[0] as f64 / 1000.0;
+            assert!((0.85..1.15).contains(&heavy), "{queue:?}: the heavy source had {heavy:.2} of its share");
+            assert_eq!(p.free.len(), 256, "every slot is free again");
+        }
+    }
+
     /// FQ-CoDel in the router: a source at twice the link's rate and a sparse one (a packet
     /// every 20 ms) share it; the sparse one loses nothing, the heavy one every drop, charged
     /// to it, and the slots all come back.

@@ -255,7 +255,11 @@ impl Simulation {
         let link = &mut self.links[l.idx()];
         link.stats.enqueued_pkts += 1;
         if link.in_tx.is_none() && link.queue.len_pkts() == 0 {
-            link.queue.pass(&pkt, now);
+            if !link.queue.pass(&mut pkt, now) {
+                link.stats.dropped_pkts += 1;
+                self.count_drop(&pkt);
+                return;
+            }
             link.stats.sojourn.record(0);
             self.start_tx(l, pkt);
             return;

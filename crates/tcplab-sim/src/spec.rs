@@ -156,6 +156,26 @@ pub enum QueueSpec {
         #[serde(default)]
         fq_codel: FqCodelSpec,
     },
+    /// FRED (Lin and Morris, SIGCOMM 1997; `docs/queues/fred.md`): RED's average with a count of
+    /// each flow's packets queued; the limit is the hard one, as DropTail's.
+    Fred {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        fred: FredSpec,
+    },
+    /// CSFQ (Stoica, Shenker and Zhang, SIGCOMM 1998; `docs/queues/csfq.md`): arrivals dropped by
+    /// their flow's rate label against the link's fair share; the limit is the hard one.
+    Csfq {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        csfq: CsfqSpec,
+    },
     /// PIE as Linux's `sch_pie` (`docs/queues/pie.md`); the limit is the hard one, as DropTail's.
     Pie {
         #[serde(default)]
@@ -197,6 +217,83 @@ impl Default for FqCodelSpec {
 
 fn default_fq_codel_batch() -> u32 {
     64
+}
+
+/// FRED's parameters, defaults Lin and Morris's.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FredSpec {
+    /// Thresholds on the average queue, packets (default a quarter of the buffer, and twice
+    /// `min_thresh_pkts`).
+    #[serde(default)]
+    pub min_thresh_pkts: Option<f64>,
+    #[serde(default)]
+    pub max_thresh_pkts: Option<f64>,
+    /// `max_p` (0.02) and the average's weight `w_q` (0.002).
+    #[serde(default = "default_fred_max_p")]
+    pub max_p: f64,
+    #[serde(default = "default_fred_weight")]
+    pub weight: f64,
+    /// `min_q`: packets a flow may queue before random drops can fall on it (2).
+    #[serde(default = "default_fred_min_q")]
+    pub min_q: u32,
+    /// The packet size the idle decay counts in, and a byte limit's packets (500, ns-2's).
+    #[serde(default = "default_fred_mean_pkt")]
+    pub mean_pkt_bytes: u32,
+    /// The variant for many flows (FREDL): above `max_thresh_pkts` a flow keeps `min_q` packets.
+    #[serde(default)]
+    pub many_flows: bool,
+}
+
+impl Default for FredSpec {
+    /// Every key at its serde default, as an empty `fred` table reads.
+    fn default() -> Self {
+        serde_defaults()
+    }
+}
+
+fn default_fred_max_p() -> f64 {
+    0.02
+}
+fn default_fred_weight() -> f64 {
+    0.002
+}
+fn default_fred_min_q() -> u32 {
+    2
+}
+fn default_fred_mean_pkt() -> u32 {
+    500
+}
+
+/// CSFQ's parameters, defaults those of paper 004's runs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CsfqSpec {
+    /// K: the time constant of each flow's rate estimate at its edge (100 ms).
+    #[serde(default = "default_csfq_k")]
+    pub k_ns: Nanos,
+    /// Kc: the time constant of the aggregate rates and the period over which congestion is
+    /// judged and α updated (100 ms).
+    #[serde(default = "default_csfq_k")]
+    pub kc_ns: Nanos,
+    /// The queue's threshold, a fraction of its limit: an uncongested link below it stops
+    /// dropping, and starts again at it (0.75).
+    #[serde(default = "default_csfq_threshold")]
+    pub threshold: f64,
+}
+
+impl Default for CsfqSpec {
+    /// Every key at its serde default, as an empty `csfq` table reads.
+    fn default() -> Self {
+        serde_defaults()
+    }
+}
+
+fn default_csfq_k() -> Nanos {
+    100_000_000
+}
+fn default_csfq_threshold() -> f64 {
+    0.75
 }
 
 /// DRR's parameters, defaults those of ns-2.35's `Queue/DRR`.
@@ -757,6 +854,21 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
             }
             ("drr", limit_pkts, limit_bytes)
         }
+        QueueSpec::Fred { limit_pkts, limit_bytes, fred } => {
+            check_fred(fred, &format!("{field}.fred"))?;
+            ("fred", limit_pkts, limit_bytes)
+        }
+        QueueSpec::Csfq { limit_pkts, limit_bytes, csfq } => {
+            for (name, v) in [("k_ns", csfq.k_ns), ("kc_ns", csfq.kc_ns)] {
+                if v == 0 {
+                    return Err(SpecError::new(format!("{field}.csfq.{name}"), v, "a time above 0 ns"));
+                }
+            }
+            if !(csfq.threshold > 0.0 && csfq.threshold <= 1.0) {
+                return Err(SpecError::new(format!("{field}.csfq.threshold"), csfq.threshold, "a fraction of the buffer in (0, 1]"));
+            }
+            ("csfq", limit_pkts, limit_bytes)
+        }
         QueueSpec::Pie { limit_pkts, limit_bytes, pie } => {
             for (name, v) in [("target_ns", pie.target_ns), ("tupdate_ns", pie.tupdate_ns)] {
                 if v == 0 {
@@ -778,6 +890,31 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
         (None, Some(b)) => Err(SpecError::new(format!("{field}.limit_bytes"), b, "at least 1 byte")),
         _ => Err(SpecError::new(field, kind, "exactly one of limit_pkts or limit_bytes")),
     }
+}
+
+fn check_fred(fred: &FredSpec, field: &str) -> Result<(), SpecError> {
+    for (name, v) in [("min_thresh_pkts", fred.min_thresh_pkts), ("max_thresh_pkts", fred.max_thresh_pkts)] {
+        if let Some(v) = v {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(SpecError::new(format!("{field}.{name}"), v, "a number of packets above 0"));
+            }
+        }
+    }
+    if let (Some(min), Some(max)) = (fred.min_thresh_pkts, fred.max_thresh_pkts) {
+        if max <= min {
+            return Err(SpecError::new(format!("{field}.max_thresh_pkts"), max, format!("more than min_thresh_pkts ({min})")));
+        }
+    }
+    if !(fred.max_p > 0.0 && fred.max_p <= 1.0) {
+        return Err(SpecError::new(format!("{field}.max_p"), fred.max_p, "a probability in (0, 1]"));
+    }
+    if !(fred.weight > 0.0 && fred.weight < 1.0) {
+        return Err(SpecError::new(format!("{field}.weight"), fred.weight, "a number in (0, 1)"));
+    }
+    if fred.mean_pkt_bytes == 0 {
+        return Err(SpecError::new(format!("{field}.mean_pkt_bytes"), 0, "at least 1 byte"));
+    }
+    Ok(())
 }
 
 fn check_red(red: &RedSpec, field: &str, rate_bps: u64) -> Result<(), SpecError> {

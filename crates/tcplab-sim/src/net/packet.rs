@@ -143,6 +143,24 @@ impl Packet {
     pub fn set_ack_ratio(&mut self, ratio: u16) {
         self.sack[0].0 = ratio as u32;
     }
+
+    /// CSFQ's label (docs/queues/csfq.md): its flow's rate in bit/s as the first CSFQ queue on
+    /// its path estimated it, lowered to each later one's fair share; `None` before any has
+    /// labelled it, and always for acknowledgements, which have no word to spare (a packet that
+    /// carries data keeps it in the last SACK slot's end, which data never uses).
+    #[inline]
+    pub fn csfq_label(&self) -> Option<f32> {
+        let bits = self.sack[MAX_SACK_BLOCKS - 1].1;
+        (self.kind.is_data() && bits != 0).then(|| f32::from_bits(bits))
+    }
+
+    /// Label a packet that carries data (acknowledgements stay unlabelled); a label is above 0.
+    #[inline]
+    pub fn set_csfq_label(&mut self, rate_bps: f32) {
+        if self.kind.is_data() {
+            self.sack[MAX_SACK_BLOCKS - 1].1 = rate_bps.max(f32::MIN_POSITIVE).to_bits();
+        }
+    }
 }
 
 /// An Ack Vector's runs, copied out of a packet.

@@ -46,6 +46,15 @@ impl DropTail {
         self.limit_pkts.is_some_and(|l| self.pkts as u64 > l) || self.limit_bytes.is_some_and(|l| self.bytes > l)
     }
 
+    /// How full the queue is: its length over its limit (in packets or bytes, as limited).
+    pub fn fill(&self) -> f64 {
+        match (self.limit_pkts, self.limit_bytes) {
+            (Some(l), _) => self.pkts as f64 / l as f64,
+            (None, Some(l)) => self.bytes as f64 / l as f64,
+            (None, None) => 0.0,
+        }
+    }
+
     /// An arrival of `size` bytes would exceed the limit.
     #[inline]
     pub fn is_full_for(&self, size: u32) -> bool {

@@ -1,19 +1,23 @@
-//! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's and PIE's admission
-//! of arrivals to it ([`Red`], [`Pie`]), CoDel's drops at its head ([`Codel`]), and DRR's and
-//! FQ-CoDel's queues per source beside it ([`Drr`], [`FqCodel`]); [`Queue`] joins them without
-//! dynamic dispatch.
+//! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's, PIE's, FRED's and
+//! CSFQ's admission of arrivals to it ([`Red`], [`Pie`], [`Fred`], [`Csfq`]), CoDel's drops at its
+//! head ([`Codel`]), and DRR's and FQ-CoDel's queues per source beside it ([`Drr`], [`FqCodel`]);
+//! [`Queue`] joins them without dynamic dispatch.
 
 mod codel;
+mod csfq;
 mod droptail;
 mod drr;
 mod fq_codel;
+mod fred;
 mod pie;
 mod red;
 
 pub use codel::Codel;
+pub use csfq::Csfq;
 pub use droptail::DropTail;
 pub use drr::Drr;
 pub use fq_codel::FqCodel;
+pub use fred::Fred;
 pub use pie::Pie;
 pub use red::{Red, RedParams};
 
@@ -26,10 +30,14 @@ use crate::time::Nanos;
 pub trait QueueDisc {
     /// Offer a packet; `Err(packet)` hands it back when the discipline drops it on arrival.
     fn enqueue(&mut self, pkt: Packet, now_ns: Nanos) -> Result<(), Packet>;
-    /// A packet that arrived to an idle link and an empty queue and goes straight to the wire:
-    /// never dropped, but a discipline that keeps state per arrival (RED's average) sees it.
+    /// A packet that arrived to an idle link and an empty queue, to go straight to the wire: a
+    /// discipline that keeps state per arrival (RED's average) sees it, one that labels packets
+    /// (CSFQ) labels it, and one that may drop an arrival to an empty queue (FRED, CSFQ) may drop
+    /// it (`false`).
     #[inline]
-    fn pass(&mut self, _pkt: &Packet, _now_ns: Nanos) {}
+    fn pass(&mut self, _pkt: &mut Packet, _now_ns: Nanos) -> bool {
+        true
+    }
     /// The next packet to transmit, if any; `None` tells the discipline the link found it
     /// empty at `now_ns`.
     fn dequeue(&mut self, now_ns: Nanos) -> Option<Packet>;
@@ -62,11 +70,14 @@ pub enum Aqm {
     Pie(Pie),
     Drr(Drr),
     FqCodel(FqCodel),
+    Fred(Fred),
+    Csfq(Csfq),
 }
 
 impl Queue {
     /// The discipline `spec` on a link of `rate_bps` and one-way `delay_ns` (RED sizes its
-    /// automatic parameters by them), drawing from `rng` (RED's and PIE's early drops).
+    /// automatic parameters by them), drawing from `rng` (RED's, PIE's, FRED's and CSFQ's
+    /// drops).
     pub fn from_spec(spec: &QueueSpec, rate_bps: u64, delay_ns: Nanos, rng: Rng) -> Queue {
         let (limit_pkts, limit_bytes, aqm) = match spec {
             QueueSpec::Droptail { limit_pkts, limit_bytes } => (limit_pkts, limit_bytes, None),
@@ -77,12 +88,18 @@ impl Queue {
             QueueSpec::Pie { limit_pkts, limit_bytes, pie } => (limit_pkts, limit_bytes, Some(Aqm::Pie(Pie::new(pie, rng)))),
             QueueSpec::Drr { limit_pkts, limit_bytes, drr } => (limit_pkts, limit_bytes, Some(Aqm::Drr(Drr::new(drr)))),
             QueueSpec::FqCodel { limit_pkts, limit_bytes, fq_codel } => (limit_pkts, limit_bytes, Some(Aqm::FqCodel(FqCodel::new(fq_codel)))),
+            QueueSpec::Fred { limit_pkts, limit_bytes, fred } => {
+                let buffer = limit_pkts.map_or_else(|| limit_bytes.unwrap_or(0) as f64 / fred.mean_pkt_bytes as f64, |p| p as f64);
+                (limit_pkts, limit_bytes, Some(Aqm::Fred(Fred::new(fred, rate_bps, buffer, rng))))
+            }
+            QueueSpec::Csfq { limit_pkts, limit_bytes, csfq } => (limit_pkts, limit_bytes, Some(Aqm::Csfq(Csfq::new(csfq, rate_bps, rng)))),
         };
         Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), aqm: aqm.map(Box::new) }
     }
 
     /// Packets the manager dropped (RED's and PIE's early drops, CoDel's and FQ-CoDel's drops at
-    /// the head), apart from the limit's; 0 for DropTail and DRR (whose drops are all the limit's).
+    /// the head, FRED's and CSFQ's drops of arrivals), apart from the limit's; 0 for DropTail and
+    /// DRR (whose drops are all the limit's).
     pub fn early_drops(&self) -> u64 {
         match self.aqm.as_deref() {
             None => 0,
@@ -91,6 +108,8 @@ impl Queue {
             Some(Aqm::Pie(p)) => p.drops(),
             Some(Aqm::Drr(_)) => 0,
             Some(Aqm::FqCodel(f)) => f.codel_drops(),
+            Some(Aqm::Fred(f)) => f.drops(),
+            Some(Aqm::Csfq(c)) => c.drops(),
         }
     }
 
@@ -154,7 +173,9 @@ impl Aqm {
         let admitted = match self {
             Aqm::Red(red) => red.admit(size, now_ns, fifo.len_pkts(), fifo.len_bytes(), fifo.is_full_for(size)),
             Aqm::Pie(pie) => pie.offer(fifo, size, now_ns),
+            Aqm::Fred(fred) => fred.admit(&pkt, fifo.len_pkts(), fifo.is_full_for(size), now_ns),
             Aqm::Codel(_) => true,
+            Aqm::Csfq(csfq) => return csfq.enqueue(fifo, pkt, now_ns),
             Aqm::Drr(drr) => return drr.enqueue(fifo, pkt),
             Aqm::FqCodel(fq) => return fq.enqueue(fifo, pkt),
         };
@@ -166,7 +187,7 @@ impl Aqm {
     }
 
     #[inline(never)]
-    fn pass(&mut self, pkt: &Packet, now_ns: Nanos) {
+    fn pass(&mut self, pkt: &mut Packet, now_ns: Nanos) -> bool {
         let size = pkt.size_bytes;
         match self {
             Aqm::Red(red) => {
@@ -178,7 +199,15 @@ impl Aqm {
             // Queued and served at once: its source joins and leaves the round as it was.
             Aqm::Drr(_) => {}
             Aqm::FqCodel(fq) => fq.pass(pkt),
+            Aqm::Fred(fred) => {
+                if !fred.admit(pkt, 0, false, now_ns) {
+                    return false;
+                }
+                fred.departed(pkt, 0, now_ns);
+            }
+            Aqm::Csfq(csfq) => return csfq.pass(pkt, now_ns),
         }
+        true
     }
 
     #[inline(never)]
@@ -195,6 +224,12 @@ impl Aqm {
             Aqm::Pie(pie) => pie.dequeue(fifo, now_ns),
             Aqm::Drr(drr) => drr.dequeue(fifo),
             Aqm::FqCodel(fq) => fq.dequeue(fifo, now_ns),
+            Aqm::Fred(fred) => {
+                let pkt = fifo.dequeue(now_ns)?;
+                fred.departed(&pkt, fifo.len_pkts(), now_ns);
+                Some(pkt)
+            }
+            Aqm::Csfq(_) => fifo.dequeue(now_ns),
         }
     }
 }
@@ -208,9 +243,10 @@ impl QueueDisc for Queue {
         self.fifo.enqueue(pkt, now_ns)
     }
     #[inline]
-    fn pass(&mut self, pkt: &Packet, now_ns: Nanos) {
-        if let Some(aqm) = &mut self.aqm {
-            aqm.pass(pkt, now_ns);
+    fn pass(&mut self, pkt: &mut Packet, now_ns: Nanos) -> bool {
+        match &mut self.aqm {
+            None => true,
+            Some(aqm) => aqm.pass(pkt, now_ns),
         }
     }
     #[inline]
