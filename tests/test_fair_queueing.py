@@ -115,3 +115,19 @@ def test_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("tcplab: error: topology.csfq.threshold = 0")
     assert not csv.exists()
+
+
+def test_the_papers_other_studies_script() -> None:
+    # scripts/paper004.py, a few of its points (one 10-s run each): a TCP flow against 7 UDP
+    # flows at twice their share keeps most of its share through DRR and CSFQ, next to nothing
+    # through a FIFO; a TCP flow across two congested links, likewise.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("paper004", ROOT / "scripts" / "paper004.py")
+    assert spec is not None and spec.loader is not None
+    paper004 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(paper004)
+    single = {q: paper004.one_tcp_against_udp(q, 8, 10, 1) for q in ("droptail", "drr", "csfq")}
+    assert single["droptail"] < 0.1 and single["drr"] > 0.8 and single["csfq"] > 0.6, single
+    chain = {q: paper004.across_links(q, 2, "tcp", 10, 1) for q in ("droptail", "drr", "csfq")}
+    assert chain["droptail"] < 0.1 and chain["drr"] > 0.7 and chain["csfq"] > 0.5, chain

@@ -124,3 +124,32 @@ def test_plotly_figures_carry_titles_units_and_legends(sweep: Frames, cells: pd.
 def test_bad_axis_is_one_clear_error(cells: pd.DataFrame) -> None:
     with pytest.raises(analysis.ResultsError, match="topology.loss"):
         plots.jfi_heatmap_figure(cells, y="topology.loss")
+
+
+def test_flow_shares_one_line_per_discipline(tmp_path: Path) -> None:
+    # 004 Fig. 3's figure: each flow's mean throughput, one line per cell; in the report once an
+    # experiment has three flows or more.
+    from tcplab import report
+    from tcplab.cli import main
+
+    exp = tmp_path / "shares.toml"
+    exp.write_text(
+        'name = "shares"\nreplications = 1\nwindow = "2s:6s"\n[scenario]\nduration = "6s"\n'
+        '[scenario.topology]\nbottleneck = "10Mbps"\nrtt = "6ms"\nbuffer = "64pkt"\n'
+        + "".join(f'[[scenario.flows]]\nkind = "cbr"\nrate = "{r}Mbps"\n' for r in (1, 3, 5, 7))
+        + '[sweep]\n"topology.queue" = ["droptail", "drr"]\n'
+    )
+    store = tmp_path / "shares.duckdb"
+    assert main(["run", str(exp), "--store", str(store)]) == 0
+    frames = analysis.load_frames(store)
+    cells = analysis.aggregate(analysis.per_run(frames))
+    fig = plots.flow_shares_figure(cells)
+    lines = {line.get_label(): list(line.get_ydata()) for line in fig.axes[0].lines}
+    assert set(lines) == {"queue droptail", "queue drr"}
+    # DRR: the 1-Mb/s flow keeps all it sends, the other three split the rest equally.
+    assert lines["queue drr"] == pytest.approx([0.992, 2.976, 2.976, 2.976], abs=0.05)
+    text = _saved(fig, tmp_path, "shares")
+    assert "shares:" in text and "Mb/s" in text and "flow" in text
+    plotly_fig = plots.flow_shares_plotly(cells)
+    assert plotly_fig.layout.title.text.startswith("shares:") and len(plotly_fig.data) == 2
+    assert "004 Fig. 3" in report.render(frames)

@@ -10,6 +10,7 @@ throughput over time      ``intervals`` of one run, one line per flow     001 Fi
 J(t) over time            ``intervals`` of some runs, eq. (2)             003 Figs. 4–7
 JFI vs RTT, min–max bars  cells, one line per series                      001 Fig. 4
 metrics vs CBR rate       :func:`analysis.cbr_curve`                      002 Figs. 3–5
+throughput of each flow   cells, one line per cell (queue discipline)     004 Fig. 3
 ========================  ==============================================  ==========================
 
 Every figure names the experiment in its title, labels its axes with units and has a legend (or
@@ -44,6 +45,7 @@ __all__ = [
     "jt_figure",
     "jfi_vs_rtt_figure",
     "cbr_figure",
+    "flow_shares_figure",
     "jfi_heatmap_plotly",
     "jfi_surface_plotly",
     "difference_plotly",
@@ -51,6 +53,7 @@ __all__ = [
     "jt_plotly",
     "jfi_vs_rtt_plotly",
     "cbr_plotly",
+    "flow_shares_plotly",
 ]
 
 #: Line styles: (colour, marker, dash) with distinct grey levels, markers and dashes.
@@ -339,6 +342,35 @@ def cbr_figure(curve: pd.DataFrame, experiment: str | None = None) -> Any:
     return fig
 
 
+def _flow_shares(cells: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Each cell's mean throughput per flow, as (label, flow numbers, Mb/s), in cell order."""
+    flows = sorted((int(c[4:-len("_mbps_mean")]), c) for c in cells.columns if c.startswith("flow") and c.endswith("_mbps_mean"))
+    if not flows:
+        raise ResultsError("flows", "none", "cells with per-flow throughput (flowN_mbps_mean)")
+    keys = _series_keys(cells, "")
+    out = []
+    for _, row in cells.iterrows():
+        label = ", ".join(f"{k.split('.')[-1]} {row[k]}" for k in keys) if keys else "all runs"
+        out.append((label, np.array([n for n, _ in flows]), row[[c for _, c in flows]].to_numpy(dtype=float)))
+    return out
+
+
+def flow_shares_figure(cells: pd.DataFrame, experiment: str | None = None) -> Any:
+    """The mean throughput of each flow, one line per cell: how a discipline shares the link
+    among many flows (004 Fig. 3)."""
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for k, (label, xs, ys) in enumerate(_flow_shares(cells)):
+        colour, marker, dash = STYLES[k % len(STYLES)]
+        ax.plot(xs, ys, color=colour, marker=marker, linestyle=dash, markersize=4, label=label)
+    ax.set_xlabel("flow")
+    ax.set_ylabel("throughput (Mb/s), mean over replications")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small")
+    ax.set_title(_title("throughput of each flow", _experiment(cells, experiment)))
+    return fig
+
+
 # --- plotly -------------------------------------------------------------------------------------
 
 
@@ -469,3 +501,11 @@ def cbr_plotly(curve: pd.DataFrame, experiment: str | None = None) -> Any:
         fig.update_yaxes(title_text=label, rangemode="tozero", row=1, col=col)
     fig.update_layout(title=_title("TCP against UDP CBR cross traffic", experiment), template="simple_white")
     return fig
+
+
+def flow_shares_plotly(cells: pd.DataFrame, experiment: str | None = None) -> Any:
+    go = _go()
+    fig = go.Figure()
+    for k, (label, xs, ys) in enumerate(_flow_shares(cells)):
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=label, **_line_style(k)))
+    return _layout(fig, _title("throughput of each flow (mean over replications)", _experiment(cells, experiment)), "flow", "throughput (Mb/s)", yaxis={"rangemode": "tozero"})
