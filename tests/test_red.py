@@ -1,4 +1,4 @@
-"""RED (``queue = "red"``): against ns-2.35's ``Queue/RED``, paper 002's finding, the scenario keys."""
+"""RED (``queue = "red"``) and Adaptive RED: against ns-2.35's ``Queue/RED``, paper 002's finding, the scenario keys."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _cbr_through_red(rate_mbps: float, packet_bytes: int, red: dict[str, Any], s
 def _ns2(rate_mbps: float, packet_bytes: int, red: dict[str, Any], seed: int = 1) -> tuple[int, float]:
     flag = lambda key: "true" if red.get(key, True) else "false"  # noqa: E731
     argv = [str(rate_mbps), str(packet_bytes), "30", flag("gentle"), flag("wait"), flag("byte_mode")]
-    argv += [str(red.get("min_thresh", 0)), str(red.get("max_thresh", 0)), str(seed)]
+    argv += [str(red.get("min_thresh", 0)), str(red.get("max_thresh", 0)), str(seed), "1" if red.get("adaptive") else "0"]
     out = subprocess.run(["ns", str(DATA / "ns2_red_cbr.tcl"), *argv], capture_output=True, text=True, check=True, timeout=120).stdout.split()
     values = dict(zip(out[::2], out[1::2]))
     return int(values["drops"]), float(values["meanq_pkts"])
@@ -52,6 +52,14 @@ NS2_CASES = [
     pytest.param(12.0013, 1000, {"byte_mode": False, "gentle": False}, id="not-gentle"),
     pytest.param(12.0013, 1000, {"byte_mode": False, "wait": False}, id="no-wait"),
     pytest.param(11.0013, 1000, {"byte_mode": False, "min_thresh": 10, "max_thresh": 30}, id="thresholds-10-30"),
+    # Adaptive RED raises max_p until the average sits between the thresholds: the queue is
+    # shorter than with the fixed max_p (7.50 against 10.50 packets; 22.60 against 25.67 with
+    # thresholds 10 / 30 at 10.5 Mb/s). Above max_thresh ns-2.35's gentle slope keeps the
+    # initial max_p, so in packet mode at 12 Mb/s max_p climbs to top (0.5) and the queue is the
+    # fixed case's (23.27).
+    pytest.param(12.0013, 1000, {"adaptive": True}, id="adaptive"),
+    pytest.param(10.5013, 1000, {"byte_mode": False, "min_thresh": 10, "max_thresh": 30, "adaptive": True}, id="adaptive-packet-mode-10-30"),
+    pytest.param(12.0013, 1000, {"byte_mode": False, "adaptive": True}, id="adaptive-above-max-thresh"),
 ]
 
 
@@ -110,6 +118,15 @@ def test_red_lowers_to_the_engine_spec(reference_data: dict) -> None:
     data["topology"]["red"] = {"min_thresh": 20, "max_thresh": 60, "weight": 0.002, "byte_mode": False, "mean_packet_size": "1KB"}
     red = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["red"]
     assert red == {"max_p": 0.1, "gentle": True, "wait": True, "byte_mode": False, "mean_pkt_bytes": 1024, "min_thresh_pkts": 20.0, "max_thresh_pkts": 60.0, "weight": 0.002}
+    # Adaptive RED: true is its ns-2.35 defaults (bottom left to the engine, from the link's rate).
+    data["topology"]["red"] = {"adaptive": True}
+    red = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["red"]
+    assert red["adaptive"] == {"alpha": 0.01, "beta": 0.9, "interval_ns": 500_000_000, "top": 0.5}
+    data["topology"]["red"] = {"adaptive": {"interval": "1s", "bottom": 0.001}}
+    red = Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["red"]
+    assert red["adaptive"] == {"alpha": 0.01, "beta": 0.9, "interval_ns": 1_000_000_000, "top": 0.5, "bottom": 0.001}
+    data["topology"]["red"] = {"adaptive": False}
+    assert "adaptive" not in Scenario.model_validate(data).to_engine_spec()["topology"]["queue"]["red"]
 
 
 @pytest.mark.parametrize(
@@ -124,6 +141,11 @@ def test_red_lowers_to_the_engine_spec(reference_data: dict) -> None:
         ({"queue": "red", "red": {"max_p": 0}}, "topology.red.max_p", "expected a number in (0, 1] like 0.1"),
         ({"queue": "red", "red": {"mean_packet_size": "0B"}}, "topology.red.mean_packet_size", "positive size"),
         ({"queue": "red", "red": {"threshold": 5}}, "topology.red.threshold", ""),
+        ({"queue": "red", "red": {"adaptive": {"beta": 1}}}, "topology.red.adaptive.beta", "expected a number in (0, 1) like 0.9"),
+        ({"queue": "red", "red": {"adaptive": {"top": 0.1, "bottom": 0.2}}}, "topology.red.adaptive.bottom", "expected less than top (0.1)"),
+        ({"queue": "red", "red": {"adaptive": {"interval": "0s"}}}, "topology.red.adaptive.interval", "positive time"),
+        ({"queue": "red", "red": {"adaptive": {"gamma": 1}}}, "topology.red.adaptive.gamma", "unknown key"),
+        ({"queue": "red", "red": {"adaptive": 3}}, "topology.red.adaptive", ""),
     ],
 )
 def test_bad_red_settings_name_the_field(reference_data: dict, topology: dict, field: str, allowed: str) -> None:

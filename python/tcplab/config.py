@@ -223,6 +223,30 @@ def _number_in(low: float, high: float, low_open: bool, high_open: bool, example
     return Annotated[float, PlainValidator(validate), WithJsonSchema({"type": "number"})]
 
 
+class AdaptiveRed(_Model):
+    """Adaptive RED's parameters (``adaptive = true``, or a table, in ``[topology.red]``), defaults
+    those of ns-2.35's ``Queue/RED`` with ``adaptive_ 1`` (``docs/queues/red.md``)."""
+
+    alpha: _number_in(0, 1, True, False, "0.01") = Field(0.01, description="max_p's additive increase, at most max_p / 4 (ns-2 alpha_)")  # type: ignore[valid-type]
+    beta: _number_in(0, 1, True, True, "0.9") = Field(0.9, description="max_p's multiplicative decrease (ns-2 beta_)")  # type: ignore[valid-type]
+    interval: PositiveTime = Field(Time(500_000_000), description="at least this long between changes of max_p (ns-2 interval_)")
+    top: _number_in(0, 1, True, False, "0.5") = Field(0.5, description="max_p is raised only while below this (ns-2 top_)")  # type: ignore[valid-type]
+    bottom: Optional[_number_in(0, 1, True, True, "0.01")] = Field(  # type: ignore[valid-type]
+        None, description="max_p is lowered only while above this; default min(0.01, 80 kb/s over the link's rate) (ns-2 bottom_)"
+    )
+
+    def _check(self) -> None:
+        if self.bottom is not None and self.bottom >= self.top:
+            raise _invalid(f"expected less than top ({self.top:g})", at="bottom", value=self.bottom)
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``adaptive`` table."""
+        out: dict[str, Any] = {"alpha": self.alpha, "beta": self.beta, "interval_ns": self.interval.ns, "top": self.top}
+        if self.bottom is not None:
+            out["bottom"] = self.bottom
+        return out
+
+
 class Red(_Model):
     """RED's parameters (``queue = "red"``), defaults those of ns-2.35's ``Queue/RED``
     (``docs/queues/red.md``). Thresholds count packets of ``mean_packet_size`` in byte mode."""
@@ -241,6 +265,14 @@ class Red(_Model):
     wait: bool = Field(True, description="no early drop until count · p ≥ 1 after the last one")
     byte_mode: bool = Field(True, description="the average counts bytes and a packet's drop probability scales with its size (ns-2 bytes_ and queue_in_bytes_)")
     mean_packet_size: PositiveSize = Field(Size(500), description="packet size RED's byte mode and link rate count in (ns-2 mean_pktsize_)")
+    adaptive: Optional[AdaptiveRed] = Field(
+        None, description="Adaptive RED (ns-2 adaptive_): true, or a table of its parameters; max_p is tuned to keep the average between the thresholds"
+    )
+
+    @field_validator("adaptive", mode="before")
+    @classmethod
+    def _true_is_the_defaults(cls, value: Any) -> Any:
+        return {} if value is True else None if value is False else value
 
     def _check(self) -> None:
         if self.min_thresh is not None and self.max_thresh is not None and self.max_thresh <= self.min_thresh:
@@ -258,6 +290,8 @@ class Red(_Model):
         for key, value in (("min_thresh_pkts", self.min_thresh), ("max_thresh_pkts", self.max_thresh), ("weight", self.weight)):
             if value is not None:
                 out[key] = value
+        if self.adaptive is not None:
+            out["adaptive"] = self.adaptive.engine()
         return out
 
 

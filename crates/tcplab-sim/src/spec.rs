@@ -416,6 +416,51 @@ pub struct RedSpec {
     /// `mean_pktsize_`.
     #[serde(default = "default_red_mean_pkt")]
     pub mean_pkt_bytes: u32,
+    /// Adaptive RED (`adaptive_ 1`): `max_p` tuned every `interval` to keep the average between
+    /// the thresholds; absent: RED's fixed `max_p`.
+    #[serde(default)]
+    pub adaptive: Option<AredSpec>,
+}
+
+/// Adaptive RED's parameters (Floyd, Gummadi and Shenker 2001), defaults ns-2.35's.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AredSpec {
+    /// `alpha_`: max_p's additive increase, at most a quarter of max_p (0.01).
+    #[serde(default = "default_ared_alpha")]
+    pub alpha: f64,
+    /// `beta_`: max_p's multiplicative decrease (0.9).
+    #[serde(default = "default_ared_beta")]
+    pub beta: f64,
+    /// `interval_`: at least this long between changes of max_p (0.5 s).
+    #[serde(default = "default_ared_interval")]
+    pub interval_ns: Nanos,
+    /// `top_` and `bottom_`: max_p is raised only while below `top` (0.5) and lowered only while
+    /// above `bottom` (absent: min(0.01, 80 000 / the link's bit/s)).
+    #[serde(default = "default_ared_top")]
+    pub top: f64,
+    #[serde(default)]
+    pub bottom: Option<f64>,
+}
+
+impl Default for AredSpec {
+    /// Every key at its serde default (ns-2.35's), as an empty `adaptive` table reads.
+    fn default() -> Self {
+        serde_defaults()
+    }
+}
+
+fn default_ared_alpha() -> f64 {
+    0.01
+}
+fn default_ared_beta() -> f64 {
+    0.9
+}
+fn default_ared_interval() -> Nanos {
+    500_000_000
+}
+fn default_ared_top() -> f64 {
+    0.5
 }
 
 impl RedSpec {
@@ -941,6 +986,26 @@ fn check_red(red: &RedSpec, field: &str, rate_bps: u64) -> Result<(), SpecError>
     if let Some(w) = red.weight {
         if !(w > 0.0 && w < 1.0) {
             return Err(SpecError::new(format!("{field}.weight"), w, "a weight in (0, 1)"));
+        }
+    }
+    if let Some(a) = &red.adaptive {
+        let at = |name: &str| format!("{field}.adaptive.{name}");
+        if !(a.alpha > 0.0 && a.alpha <= 1.0) {
+            return Err(SpecError::new(at("alpha"), a.alpha, "a number in (0, 1]"));
+        }
+        if !(a.beta > 0.0 && a.beta < 1.0) {
+            return Err(SpecError::new(at("beta"), a.beta, "a factor in (0, 1)"));
+        }
+        if a.interval_ns == 0 {
+            return Err(SpecError::new(at("interval_ns"), 0, "a time above 0 ns"));
+        }
+        if !(a.top > 0.0 && a.top <= 1.0) {
+            return Err(SpecError::new(at("top"), a.top, "a probability in (0, 1]"));
+        }
+        if let Some(b) = a.bottom {
+            if !(b > 0.0 && b < a.top) {
+                return Err(SpecError::new(at("bottom"), b, format!("a probability above 0 and below top ({})", a.top)));
+            }
         }
     }
     Ok(())

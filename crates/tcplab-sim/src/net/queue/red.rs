@@ -14,10 +14,17 @@
 //! - An arrival when the queue holds at most one packet (one byte in byte mode) is never dropped
 //!   early; the hard limit (the buffer) drops as DropTail does.
 //!
-//! ns-2's ECN marking, Adaptive RED and the drop-front/drop-random victims are not modelled.
+//! - Adaptive RED (Floyd, Gummadi and Shenker, "Adaptive RED", 2001; ns-2.35's `adaptive_ 1`):
+//!   on an arrival at least `interval` after max_p last changed, an average below
+//!   min + 0.4·(max − min) lowers max_p by the factor β (while above `bottom`), one above
+//!   max − 0.4·(max − min) raises it by min(α, max_p/4) (while below `top`). As in ns-2.35, the
+//!   gentle slope above `max_thresh` keeps the initial max_p.
+//!
+//! ns-2's ECN marking, Feng's adaptive variant and the drop-front/drop-random victims are not
+//! modelled.
 
 use crate::rng::Rng;
-use crate::spec::RedSpec;
+use crate::spec::{AredSpec, RedSpec};
 use crate::time::{Nanos, NS_PER_SEC};
 
 /// RED's parameters once the automatic ones are set for the link.
@@ -34,6 +41,8 @@ pub struct RedParams {
     pub mean_pkt_bytes: u32,
     /// Packets of `mean_pkt_bytes` the link sends per second (ns-2's `ptc`).
     pub pkts_per_s: f64,
+    /// Adaptive RED's parameters, `bottom` resolved.
+    pub adaptive: Option<AredSpec>,
 }
 
 impl RedParams {
@@ -57,11 +66,18 @@ impl RedParams {
             byte_mode: spec.byte_mode,
             mean_pkt_bytes: spec.mean_pkt_bytes,
             pkts_per_s: ptc,
+            adaptive: spec.adaptive.as_ref().map(|a| AredSpec { bottom: Some(a.bottom.unwrap_or((80_000.0 / rate_bps as f64).min(0.01))), ..a.clone() }),
         }
     }
 
     /// The drop probability for an average `avg`, before the count spreads it (`calculate_p_new`).
     pub fn base_p(&self, avg: f64) -> f64 {
+        self.base_p_at(avg, self.max_p)
+    }
+
+    /// `base_p` with Adaptive RED's current `max_p` between the thresholds (the gentle slope
+    /// above them keeps the initial one, as ns-2.35's `v_c` and `v_d` do).
+    pub fn base_p_at(&self, avg: f64, max_p: f64) -> f64 {
         let p = if avg >= self.max_thresh {
             if self.gentle {
                 // max_p at max_thresh, rising linearly to 1 at twice max_thresh.
@@ -70,7 +86,7 @@ impl RedParams {
                 1.0
             }
         } else {
-            (avg - self.min_thresh) / (self.max_thresh - self.min_thresh) * self.max_p
+            (avg - self.min_thresh) / (self.max_thresh - self.min_thresh) * max_p
         };
         p.min(1.0)
     }
@@ -117,11 +133,37 @@ pub struct Red {
     idle_since: Nanos,
     rng: Rng,
     early_drops: u64,
+    /// max_p as Adaptive RED has set it (the initial one otherwise), and when it last changed.
+    cur_max_p: f64,
+    max_p_set_ns: Nanos,
 }
 
 impl Red {
     pub fn new(params: RedParams, rng: Rng) -> Self {
-        Red { params, avg: 0.0, count: 0, count_bytes: 0, above: false, idle: true, idle_since: 0, rng, early_drops: 0 }
+        let cur_max_p = params.max_p;
+        Red { params, avg: 0.0, count: 0, count_bytes: 0, above: false, idle: true, idle_since: 0, rng, early_drops: 0, cur_max_p, max_p_set_ns: 0 }
+    }
+
+    /// max_p now (Adaptive RED changes it).
+    pub fn max_p(&self) -> f64 {
+        self.cur_max_p
+    }
+
+    /// Adaptive RED's `updateMaxP`: move max_p towards an average between the thresholds.
+    #[cold]
+    fn adapt(&mut self, now: Nanos) {
+        let (p, a) = match &self.params.adaptive {
+            Some(a) if now > self.max_p_set_ns + a.interval_ns => (&self.params, a),
+            _ => return,
+        };
+        let part = 0.4 * (p.max_thresh - p.min_thresh);
+        if self.avg < p.min_thresh + part && self.cur_max_p > a.bottom.unwrap_or(0.0) {
+            self.cur_max_p *= a.beta;
+            self.max_p_set_ns = now;
+        } else if self.avg > p.max_thresh - part && a.top > self.cur_max_p {
+            self.cur_max_p += a.alpha.min(0.25 * self.cur_max_p);
+            self.max_p_set_ns = now;
+        }
     }
 
     /// The average queue after the last arrival (packets, or bytes in byte mode).
@@ -149,6 +191,10 @@ impl Red {
         };
         let qlen = if p.byte_mode { len_bytes as f64 } else { len_pkts as f64 };
         self.avg = self.avg * (1.0 - p.weight).powi(m.saturating_add(1)) + p.weight * qlen;
+        if p.adaptive.is_some() {
+            self.adapt(now);
+        }
+        let p = &self.params;
         self.count += 1;
         self.count_bytes += size as u64;
         let mut early = false;
@@ -159,7 +205,7 @@ impl Red {
                 self.count = 1;
                 self.count_bytes = size as u64;
             } else {
-                let prob = p.spread_p(p.base_p(self.avg), self.count, self.count_bytes, size);
+                let prob = p.spread_p(p.base_p_at(self.avg, self.cur_max_p), self.count, self.count_bytes, size);
                 if prob > 0.0 && self.rng.uniform() <= prob {
                     early = true;
                     self.count = 0;
@@ -348,5 +394,51 @@ mod tests {
         }
         assert!(q.enqueue(pkt(1500), 0).is_err());
         assert_eq!((q.early_drops(), state(&mut q).count, q.len_pkts()), (0, 0, 3));
+    }
+
+    /// Adaptive RED's AIMD on max_p (ns-2.35's `updateMaxP`): below the band's lower edge
+    /// (min + 0.4·(max − min)) max_p × β, above its upper edge (max − 0.4·(max − min)) + min(α,
+    /// max_p/4), at most once per interval, within bottom and top; the gentle slope keeps the
+    /// initial max_p.
+    #[test]
+    fn adaptive_red_moves_max_p_by_aimd_once_per_interval() {
+        let spec = RedSpec { adaptive: Some(AredSpec::default()), ..packet_mode(10.0, 30.0, 0.002) };
+        let mut q = red(&spec, 1000, 10_000_000);
+        let ms = 1_000_000;
+        // The band is [18, 22]. An average of 25 raises max_p 0.1 → 0.11 (α = 0.01 < 0.1/4).
+        // (The queue is busy: no idle decay; an arrival may be dropped early, which is no matter.)
+        state(&mut q).idle = false;
+        state(&mut q).avg = 25.0 / 0.998;
+        let _ = q.enqueue(pkt(1500), 501 * ms);
+        assert!((state(&mut q).max_p() - 0.11).abs() < 1e-12);
+        // Within the interval nothing changes; after it, again.
+        state(&mut q).avg = 25.0 / 0.998;
+        let _ = q.enqueue(pkt(1500), 900 * ms);
+        assert!((state(&mut q).max_p() - 0.11).abs() < 1e-12);
+        let _ = q.enqueue(pkt(1500), 1002 * ms);
+        assert!((state(&mut q).max_p() - 0.12).abs() < 1e-12);
+        // Below the band: × 0.9. Inside it: unchanged.
+        state(&mut q).avg = 12.0;
+        let _ = q.enqueue(pkt(1500), 1503 * ms);
+        assert!((state(&mut q).max_p() - 0.108).abs() < 1e-12);
+        state(&mut q).avg = 20.0;
+        let _ = q.enqueue(pkt(1500), 2004 * ms);
+        assert!((state(&mut q).max_p() - 0.108).abs() < 1e-12);
+        // A small max_p grows by a quarter of itself; bottom (80 kb/s / 10 Mb/s = 0.008) stops the
+        // decrease.
+        let r = state(&mut q);
+        r.cur_max_p = 0.02;
+        r.avg = 25.0;
+        let _ = q.enqueue(pkt(1500), 2600 * ms);
+        assert!((state(&mut q).max_p() - 0.025).abs() < 1e-12);
+        state(&mut q).cur_max_p = 0.0079;
+        state(&mut q).avg = 5.0;
+        let _ = q.enqueue(pkt(1500), 3200 * ms);
+        assert_eq!(state(&mut q).max_p(), 0.0079);
+        // Between the thresholds the current max_p sets the probability; above them the gentle
+        // slope starts from the initial 0.1.
+        let r = state(&mut q);
+        assert!((r.params.base_p_at(20.0, 0.2) - 0.1).abs() < 1e-12);
+        assert_eq!(r.params.base_p_at(30.0, 0.2), r.params.base_p(30.0));
     }
 }
