@@ -196,6 +196,28 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
     _assert_nothing_left()
 
 
+@pytest.mark.parametrize(("queue", "udp_mbps", "cubic_above"), [("drr", (9.5, 10.5), 9.0), ("fred", (6.0, 9.0), 10.5), ("csfq", (9.0, 12.5), 7.0)])
+def test_a_udp_cbr_flow_against_the_kernels_cubic_through_a_fair_queue(tmp_path: Path, queue: str, udp_mbps: tuple[float, float], cubic_above: float) -> None:
+    """A UDP CBR flow (iperf3 -u) of 15 Mb/s against the kernel's CUBIC on 20 Mb/s, 40 ms, a
+    400-packet buffer: through DropTail the CBR flow keeps what it sends (20-s runs, window 8–20 s,
+    2026-11-28, router and simulator: CUBIC 4.87 and 4.84 Mb/s, CBR 14.95 and 14.99); DRR gives
+    each half (9.65 / 10.00 in both), FRED holds the CBR flow below half (11.71 / 7.87 and
+    11.61 / 7.97), CSFQ near it (8.17 / 11.54, 8.25 / 11.13 in another run; 8.86 / 10.69)."""
+    path = tmp_path / f"udp-{queue}.toml"
+    path.write_text(
+        f'name = "testbed-udp-{queue}"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n'
+        f'[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
+        '[[flows]]\nvariant = "cubic"\n[[flows]]\nkind = "cbr"\nrate = "15Mbps"\nstart = "1s"\n'
+    )
+    scenario = testbed.load(path)
+    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
+    assert tb.meta["backend_info"]["flow_stacks"][1] == {"cc": "udp", "udp_payload_bps": 14_580_000, "udp_payload_bytes": 972}
+    for name, r in (("testbed", tb), ("simulator", sim)):
+        cubic, udp = r.summary()["throughput_mbps"]
+        assert udp_mbps[0] < udp < udp_mbps[1] and cubic > cubic_above, (name, cubic, udp)
+    _assert_nothing_left()
+
+
 def test_calibration_judges_both_tolerances() -> None:
     good = Calibration(50.0, PingStats(2, 50.4, 50.5, 50.6), 100_000_000, 99_000_000)
     assert good.ok and good.problems() == []
@@ -382,9 +404,15 @@ def test_unsupported_scenarios_are_refused_before_anything_starts() -> None:
     )
     with pytest.raises(tcplab.ScenarioError, match="topology.loss"):
         testbed.run(lossy)
-    cbr = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "cbr", "rate": "1Mbps"}]})
+    dccp = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "dccp"}]})
     with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].kind"):
-        testbed.run(cbr)
+        testbed.run(dccp)
+    stepped = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "cbr", "schedule": [["0s", "1Mbps"], ["2s", "2Mbps"]]}]})
+    with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].schedule = '2 rates': expected a constant 'rate'"):
+        testbed.run(stepped)
+    tiny = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "cbr", "rate": "1Mbps", "packet_size": "40B"}]})
+    with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].packet_size"):
+        testbed.run(tiny)
     assert netns() == []
 
 

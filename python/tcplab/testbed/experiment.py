@@ -7,7 +7,9 @@ writes), which pings through the router at rtt/2 measure as the testbed opens. T
 access delays are folded in: the veths add none. Each TCP flow is an iperf3 client in its sender
 namespace (``-C`` its congestion control, ``-J -i 1``) started at the flow's start, against an
 iperf3 server in its receiver namespace (``-J``): goodput is the RECEIVER's per-second bytes, cwnd
-and RTT are the sender's ``tcp_info`` samples. What the testbed cannot measure is NaN.
+and RTT are the sender's ``tcp_info`` samples. A CBR flow is an iperf3 UDP client at the flow's
+rate and packet size (its goodput counted in IP bytes, as the simulator's). What the testbed
+cannot measure is NaN.
 """
 
 from __future__ import annotations
@@ -535,8 +537,9 @@ def calibrate(
 
 def check(scenario: Scenario, profile: str = "default") -> tuple[DumbbellTopology, list[FlowStack]]:
     """Refuse, with one :class:`ScenarioError`, what the testbed cannot run (a graph, random loss,
-    CBR flows, a variant this kernel lacks, a ``[tcp]`` setting it cannot apply, an unknown
-    profile); otherwise the dumbbell and each flow's :class:`~.stack.FlowStack`. Builds nothing."""
+    DCCP flows, CBR flows with a schedule, a variant this kernel lacks, a ``[tcp]`` setting it
+    cannot apply, an unknown profile); otherwise the dumbbell and each flow's
+    :class:`~.stack.FlowStack`. Builds nothing."""
     if profile not in PROFILES:
         raise ScenarioError("profile", profile, f"expected one of {', '.join(PROFILES)}")
     topo = scenario.topology
@@ -545,8 +548,10 @@ def check(scenario: Scenario, profile: str = "default") -> tuple[DumbbellTopolog
     if topo.loss or topo.reverse_loss:
         raise ScenarioError("topology.loss", topo.loss or topo.reverse_loss, "expected 0 (the testbed router has no random loss)")
     for i, flow in enumerate(scenario.flows):
-        if isinstance(flow, CbrFlow) or not isinstance(flow, TcpFlow):
-            raise ScenarioError(f"flows[{i}].kind", getattr(flow, "kind", "?"), "expected 'tcp' (the testbed runs TCP flows only)")
+        if isinstance(flow, CbrFlow):
+            continue
+        if not isinstance(flow, TcpFlow):
+            raise ScenarioError(f"flows[{i}].kind", getattr(flow, "kind", "?"), "expected 'tcp' or 'cbr' (the testbed runs TCP flows and UDP CBR flows only)")
         if flow.drop_segments:
             raise ScenarioError(f"flows[{i}].drop_segments", flow.drop_segments, "expected [] (a test hook of the simulator)")
     return topo, stacks_.plan(scenario, PROFILES[profile]["sysctls"])
@@ -736,7 +741,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
         actual = list(starts_ns)
         for i in order:
             flow = scenario.flows[i]
-            assert isinstance(flow, TcpFlow)
+            assert isinstance(flow, (TcpFlow, CbrFlow))
             stop_ns = flow.stop.ns if flow.stop is not None else duration_ns
             seconds = max(1, math.ceil((stop_ns - starts_ns[i]) / 1e9))  # iperf3 -t takes whole seconds
             delay = (t0 + starts_ns[i] - time.monotonic_ns()) / 1e9
@@ -828,7 +833,11 @@ def _result(
         # 100 ms). They are placed at the flow's first data segment at the router, else at the
         # client's launch.
         at = data_starts[i] if data_starts[i] is not None else r.start_ns
-        recv = [(at + iv["sum"]["start"] * 1e9, at + iv["sum"]["end"] * 1e9, float(iv["sum"]["bytes"])) for iv in r.server["intervals"]]
+        # A CBR flow counts IP bytes, as the simulator's does: iperf3 counts UDP payload.
+        flow = scenario.flows[i]
+        udp = isinstance(flow, CbrFlow)
+        scale = flow.packet_size.bytes / (flow.packet_size.bytes - stacks_.UDP_IP_HEADERS) if udp else 1.0
+        recv = [(at + iv["sum"]["start"] * 1e9, at + iv["sum"]["end"] * 1e9, scale * float(iv["sum"]["bytes"])) for iv in r.server["intervals"]]
         streams = [iv["streams"][0] for iv in r.client["intervals"] if iv.get("streams")]
         cwnd = [(at + s["start"] * 1e9, at + s["end"] * 1e9, float(s.get("snd_cwnd", np.nan))) for s in streams]
         rtt = [(at + s["start"] * 1e9, at + s["end"] * 1e9, float(s["rtt"]) * 1e3 if "rtt" in s else np.nan) for s in streams]
@@ -854,8 +863,8 @@ def _result(
         sent_bytes.append(float(source.get("bytes", np.nan)))
         dropped.append(float(source.get("dropped", np.nan)))
         end = r.server.get("end", {})
-        goodput.append(float(end.get("sum_received", end.get("sum", {})).get("bytes", np.nan)))
-        retrans.append(float(r.client.get("end", {}).get("sum_sent", {}).get("retransmits", np.nan)))
+        goodput.append(scale * float(end.get("sum_received", end.get("sum", {})).get("bytes", np.nan)))
+        retrans.append(0.0 if udp else float(r.client.get("end", {}).get("sum_sent", {}).get("retransmits", np.nan)))
 
     flows = {
         "flow": np.arange(n, dtype=np.uint64),

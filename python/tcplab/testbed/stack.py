@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import variants
-from ..config import Scenario, TcpFlow
+from ..config import CbrFlow, Scenario, TcpFlow
 from ..errors import ScenarioError
 
 __all__ = ["FlowStack", "plan", "available_cc", "kernel_cc", "CC_SYSCTL"]
@@ -112,14 +112,21 @@ class FlowStack:
     receiver_route: tuple[str, ...] = ()
     #: Linux's internal pacing at its own rates (``[tcp] pacing``; BBR paces whatever this says).
     pacing: bool = False
+    #: A CBR flow (``cc`` "udp"): iperf3's UDP payload rate (bit/s) and datagram payload (bytes).
+    udp_payload_bps: int | None = None
+    udp_payload_bytes: int = 0
 
     def iperf3_args(self) -> list[str]:
         """The client's options beyond the flow's address, port and length."""
+        if self.udp_payload_bps is not None:
+            return ["-u", "-b", str(self.udp_payload_bps), "-l", str(self.udp_payload_bytes)]
         # SO_MAX_PACING_RATE (iperf3 --fq-rate, bits/s) turns on the socket's internal pacing;
         # 10 Gb/s never binds here, so the kernel paces at its own rate (tcp_update_pacing_rate).
         return ["-C", self.cc, *(["--fq-rate", PACING_ON_RATE] if self.pacing else [])]
 
     def as_dict(self) -> dict[str, Any]:
+        if self.udp_payload_bps is not None:
+            return {"cc": self.cc, "udp_payload_bps": self.udp_payload_bps, "udp_payload_bytes": self.udp_payload_bytes}
         return {
             "cc": self.cc,
             "sack": self.sack,
@@ -149,8 +156,11 @@ def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, avai
     offered = available if available is not None else available_cc()
     out = []
     for i, flow in enumerate(scenario.flows):
+        if isinstance(flow, CbrFlow):
+            out.append(_cbr_stack(i, flow))
+            continue
         if not isinstance(flow, TcpFlow):
-            continue  # refused elsewhere (the testbed runs TCP flows only)
+            continue  # refused elsewhere (the testbed runs TCP and CBR flows only)
         name = variants.normalise(flow.variant)
         cc = kernel_cc(flow.variant)
         if name == "tahoe" or cc not in offered:
@@ -161,6 +171,21 @@ def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, avai
             )
         out.append(_flow_stack(scenario, i, flow, name, cc, profile_sysctls))
     return out
+
+
+#: IPv4 and UDP headers: a CBR flow's IP packet less its iperf3 datagram payload.
+UDP_IP_HEADERS = 28
+
+
+def _cbr_stack(i: int, flow: CbrFlow) -> FlowStack:
+    """A CBR flow as iperf3 sends UDP: its IP rate and packet size as payload rate and size."""
+    if flow.rate is None:
+        raise ScenarioError(f"flows[{i}].schedule", f"{len(flow.points())} rates", "expected a constant 'rate' on the testbed (iperf3 sends UDP at one rate)")
+    size = flow.packet_size.bytes
+    if not 64 <= size <= 1500:
+        raise ScenarioError(f"flows[{i}].packet_size", str(flow.packet_size), "expected 64B to 1500B on the testbed (one IPv4 datagram within the 1500-byte MTU)")
+    payload = size - UDP_IP_HEADERS
+    return FlowStack(cc="udp", sack=False, udp_payload_bps=flow.rate.bps * payload // size, udp_payload_bytes=payload)
 
 
 def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, profile: dict[str, str]) -> FlowStack:
