@@ -138,7 +138,7 @@ def _static_figures(frames: analysis.Frames, directory: Path, name: str) -> list
         written += plots.save(plots.jfi_heatmap_figure(cells), directory, f"{name}-jfi-heatmap")
     if "topology.rtt" in axes:
         written += plots.save(plots.jfi_vs_rtt_figure(cells), directory, f"{name}-jfi-vs-rtt")
-    if sum(1 for c in cells.columns if c.startswith("flow") and c.endswith("_mbps_mean")) >= 3:
+    if len(plots.flow_columns(cells)) >= 3:
         written += plots.save(plots.flow_shares_figure(cells), directory, f"{name}-flow-shares")
     first = runs["run_id"].iloc[0]
     written += plots.save(plots.throughput_figure(frames, first), directory, f"{name}-throughput")

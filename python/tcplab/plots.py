@@ -46,6 +46,7 @@ __all__ = [
     "jfi_vs_rtt_figure",
     "cbr_figure",
     "flow_shares_figure",
+    "flow_columns",
     "jfi_heatmap_plotly",
     "jfi_surface_plotly",
     "difference_plotly",
@@ -342,9 +343,15 @@ def cbr_figure(curve: pd.DataFrame, experiment: str | None = None) -> Any:
     return fig
 
 
+def flow_columns(cells: pd.DataFrame) -> list[tuple[int, str]]:
+    """The cells' per-flow mean throughput columns (``flowN_mbps_mean``) as (N, column), by N:
+    the flow shares figure is drawn for three or more."""
+    return sorted((int(c[4:-len("_mbps_mean")]), c) for c in cells.columns if c.startswith("flow") and c.endswith("_mbps_mean"))
+
+
 def _flow_shares(cells: pd.DataFrame) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Each cell's mean throughput per flow, as (label, flow numbers, Mb/s), in cell order."""
-    flows = sorted((int(c[4:-len("_mbps_mean")]), c) for c in cells.columns if c.startswith("flow") and c.endswith("_mbps_mean"))
+    flows = flow_columns(cells)
     if not flows:
         raise ResultsError("flows", "none", "cells with per-flow throughput (flowN_mbps_mean)")
     keys = _series_keys(cells, "")

@@ -50,7 +50,7 @@ def figures(frames: Frames, cells: pd.DataFrame, runs_table: pd.DataFrame, exper
         out.append((f"Throughput of each flow per interval in run {run_id}.", plots.throughput_plotly(frames, run_id, experiment=experiment)))
         examples = _examples(first)
         out.append(("J(t) per interval, one example run per RTT (003 Figs. 4–7).", plots.jt_plotly(frames, examples, experiment=experiment)))
-    if sum(1 for c in cells.columns if c.startswith("flow") and c.endswith("_mbps_mean")) >= 3:
+    if len(plots.flow_columns(cells)) >= 3:
         out.append(("Mean throughput of each flow, one line per cell (004 Fig. 3).", plots.flow_shares_plotly(cells, experiment=experiment)))
     rate_axes = [a for a in analysis.axes(frames.runs) if a.endswith(".rate")]
     if rate_axes or (frames.flows["variant"] == "cbr").any():

@@ -24,8 +24,9 @@
 //! Flow weights, the ns-2 code's penalty box and its `SRCID` keying are not modelled.
 
 use super::droptail::DropTail;
+use super::source_key;
 use super::QueueDisc;
-use crate::net::packet::{Kind, Packet};
+use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::spec::CsfqSpec;
 use crate::time::{Nanos, NS_PER_SEC};
@@ -102,14 +103,10 @@ impl Csfq {
         self.alpha
     }
 
-    /// A packet's flow, in one direction (data, or the ACKs back).
-    fn key(pkt: &Packet) -> usize {
-        pkt.flow.idx() * 2 + usize::from(!matches!(pkt.kind, Kind::Data | Kind::Udp | Kind::DccpData))
-    }
 
     /// The edge's estimate of `pkt`'s flow after this arrival (`estimateRate`), bit/s.
     fn estimate_rate(&mut self, pkt: &Packet, now: Nanos) -> f64 {
-        let k = Self::key(pkt);
+        let k = source_key(pkt);
         if k >= self.flows.len() {
             self.flows.resize(k + 1, FlowRate::default());
         }
@@ -239,6 +236,7 @@ impl Csfq {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::Kind;
     use crate::ids::{FlowId, NodeId};
     use crate::rng::Stream;
 

@@ -19,7 +19,8 @@
 use std::collections::VecDeque;
 
 use super::droptail::DropTail;
-use crate::net::packet::{Kind, Packet};
+use super::source_key;
+use crate::net::packet::Packet;
 use crate::spec::DrrSpec;
 
 #[derive(Debug, Default)]
@@ -48,10 +49,6 @@ impl Drr {
         Drr { quantum: spec.quantum_bytes as u64, sources: Vec::new(), round: VecDeque::new(), dropped: Vec::new(), drops: 0 }
     }
 
-    /// A packet's source: its flow, in one direction (data, or the ACKs back).
-    fn key(pkt: &Packet) -> usize {
-        pkt.flow.idx() * 2 + usize::from(!matches!(pkt.kind, Kind::Data))
-    }
 
     /// Packets pushed out of a longer queue to make room (apart from arrivals refused outright,
     /// which cannot happen here: every drop is a push-out).
@@ -76,7 +73,7 @@ impl Drr {
     /// holds. `Err` hands back the first packet pushed out (the rest wait in
     /// [`Drr::take_dropped`]).
     pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet) -> Result<(), Packet> {
-        let k = Self::key(&pkt);
+        let k = source_key(&pkt);
         if k >= self.sources.len() {
             self.sources.resize_with(k + 1, Source::default);
         }
@@ -156,6 +153,7 @@ impl Drr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::Kind;
     use crate::ids::{FlowId, NodeId};
     use crate::net::queue::QueueDisc;
 

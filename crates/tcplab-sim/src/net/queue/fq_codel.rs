@@ -22,8 +22,9 @@ use std::collections::VecDeque;
 
 use super::codel::{Codel, CodelSource};
 use super::droptail::DropTail;
+use super::source_key;
 use super::QueueDisc;
-use crate::net::packet::{Kind, Packet};
+use crate::net::packet::Packet;
 use crate::spec::{CodelSpec, FqCodelSpec};
 use crate::time::Nanos;
 
@@ -88,10 +89,6 @@ impl FqCodel {
         }
     }
 
-    /// A packet's flow: its flow, in one direction (data, or the ACKs back).
-    fn key(pkt: &Packet) -> usize {
-        pkt.flow.idx() * 2 + usize::from(!matches!(pkt.kind, Kind::Data))
-    }
 
     fn flow(&mut self, k: usize) -> &mut Flow {
         while self.flows.len() <= k {
@@ -138,7 +135,7 @@ impl FqCodel {
     /// fattest flow's head. `Err` hands back the first packet dropped (the rest wait in
     /// [`FqCodel::take_dropped`]).
     pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet) -> Result<(), Packet> {
-        let k = Self::key(&pkt);
+        let k = source_key(&pkt);
         let f = self.flow(k);
         f.bytes += pkt.size_bytes as u64;
         fifo.hold(pkt.size_bytes);
@@ -179,7 +176,7 @@ impl FqCodel {
     /// A packet that arrived to an empty queue and an idle link goes straight out: its flow joins
     /// the new list and spends its size, as Linux's enqueue and dequeue at once would leave it.
     pub fn pass(&mut self, pkt: &Packet) {
-        let k = Self::key(pkt);
+        let k = source_key(pkt);
         self.activate(k);
         let f = &mut self.flows[k];
         f.deficit -= pkt.size_bytes as i64;
@@ -239,6 +236,7 @@ impl FqCodel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::Kind;
     use crate::ids::{FlowId, NodeId};
     use crate::time::NS_PER_MS;
 

@@ -27,7 +27,8 @@
 //! limit still holds). This is tcplab's reading of the paper's two-packet buffer; the authors'
 //! ns-2 code was not available to check it against.
 
-use crate::net::packet::{Kind, Packet};
+use super::source_key;
+use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::spec::FredSpec;
 use crate::time::{Nanos, NS_PER_SEC};
@@ -102,9 +103,6 @@ impl Fred {
         self.nactive
     }
 
-    fn key(pkt: &Packet) -> usize {
-        pkt.flow.idx() * 2 + usize::from(!matches!(pkt.kind, Kind::Data | Kind::Udp | Kind::DccpData))
-    }
 
     fn avgcq(&self) -> f64 {
         let per_flow = if self.nactive > 0 { self.avg / self.nactive as f64 } else { self.avg };
@@ -114,7 +112,7 @@ impl Fred {
     /// Whether to keep an arrival from `pkt`'s flow to a queue of `q` packets, which then takes
     /// it unless its limit is reached (`full`).
     pub fn admit(&mut self, pkt: &Packet, q: usize, full: bool, now: Nanos) -> bool {
-        let k = Self::key(pkt);
+        let k = source_key(pkt);
         if k >= self.flows.len() {
             self.flows.resize(k + 1, FlowState::default());
         }
@@ -166,7 +164,7 @@ impl Fred {
 
     /// `pkt` left, the queue now `q` packets.
     pub fn departed(&mut self, pkt: &Packet, q: usize, now: Nanos) {
-        let f = &mut self.flows[Self::key(pkt)];
+        let f = &mut self.flows[source_key(pkt)];
         f.qlen -= 1;
         if f.qlen == 0 {
             f.strike = 0;
@@ -182,6 +180,7 @@ impl Fred {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::Kind;
     use crate::ids::{FlowId, NodeId};
     use crate::rng::Stream;
 

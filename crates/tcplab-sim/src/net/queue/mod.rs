@@ -26,6 +26,13 @@ use crate::rng::Rng;
 use crate::spec::QueueSpec;
 use crate::time::Nanos;
 
+/// The source a per-flow discipline (DRR, FQ-CoDel, FRED, CSFQ) keeps state for: a flow in one
+/// direction, its data (or datagrams) apart from the acknowledgements coming back.
+#[inline]
+fn source_key(pkt: &Packet) -> usize {
+    pkt.flow.idx() * 2 + usize::from(!pkt.kind.is_data())
+}
+
 /// What every queue discipline offers a link.
 pub trait QueueDisc {
     /// Offer a packet; `Err(packet)` hands it back when the discipline drops it on arrival.
