@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,20 @@ def short_dumbbell() -> tcplab.Scenario:
         topology=tcplab.Dumbbell(bottleneck="10Mbps", rtt="40ms", buffer="1bdp"),
         flows=[tcplab.TcpFlow(variant="newreno"), tcplab.TcpFlow(variant="newreno", start="2s")],
     )
+
+
+@pytest.fixture
+def topology_error(reference_data: dict) -> Callable[[dict], tcplab.ScenarioError]:
+    """The one error the reference scenario gives with ``[topology]`` keys changed (it must fail)."""
+
+    def error(topology: dict) -> tcplab.ScenarioError:
+        data = copy.deepcopy(reference_data)
+        data["topology"].update(topology)
+        with pytest.raises(tcplab.ScenarioError) as e:
+            tcplab.Scenario.model_validate(data)
+        return e.value
+
+    return error
 
 
 @pytest.fixture

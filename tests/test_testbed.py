@@ -143,6 +143,20 @@ def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypat
     assert [seed for _, _, seed in opened] == [7, 7, 7, 7]
 
 
+def _cubic_and(tmp_path: Path, name: str, queue: str, second: str) -> tuple[tcplab.Result, tcplab.Result]:
+    """The kernel's CUBIC and a ``second`` flow (its TOML keys, starting at 1 s) on 20 Mb/s, 40 ms,
+    a 400-packet buffer through ``queue``, 20 s, window 8–20 s: the testbed's run and the
+    simulator's of the same file."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f'name = "testbed-{name}"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n'
+        f'[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
+        f'[[flows]]\nvariant = "cubic"\n[[flows]]\n{second}\nstart = "1s"\n'
+    )
+    scenario = testbed.load(path)
+    return testbed.run(scenario), tcplab.simulate(scenario)
+
+
 # FQ-CoDel's floor is lower: the kernel's flows through it carried 19.02, 17.74, 15.99, 19.03,
 # 19.03 and 19.03 Mb/s in six runs (the simulator 19.07); what made two of them short is not known
 # (docs/queues/fq_codel.md).
@@ -154,14 +168,7 @@ def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Pa
     packets queued (30-s runs, 2026-11-28, router and simulator: DropTail 324.4 and 324.6 packets
     on average; CoDel 6.5 and 7.1; PIE 25.3 and 25.9; FQ-CoDel 4.5 (4.0 in a second run) and
     4.8)."""
-    path = tmp_path / f"{queue}.toml"
-    path.write_text(
-        f'name = "testbed-{queue}"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n'
-        f'[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
-        '[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
-    )
-    scenario = testbed.load(path)
-    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
+    tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "cubic"')
     for name, r in (("testbed", tb), ("simulator", sim)):
         fwd = r.queues.iloc[0]
         total = r.summary()["throughput_mbps"].sum()
@@ -178,16 +185,9 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
     2026-11-28, router and simulator: DropTail 12.10 / 7.20 and 11.89 / 7.42 Mb/s, JFI 0.94 and
     0.95; DRR 9.87 / 9.44 in both, JFI 0.9995; FRED 9.34 / 9.95 and 9.67 / 9.63, JFI 0.999 and
     1.000, mean queue 83.5 and 82.7 packets; CSFQ 9.49 / 9.82 (9.25 / 10.06 in a second run) and
-    9.31 / 9.99, JFI 0.9997 (0.9982) and 0.9988, mean queue 258.1 (264.6) and 255.4 packets). DRR drops only at the limit; FRED and CSFQ drop
-    before it (every drop, in those runs)."""
-    path = tmp_path / f"{queue}.toml"
-    path.write_text(
-        f'name = "testbed-{queue}"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n'
-        f'[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
-        '[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "bbr"\nstart = "1s"\n'
-    )
-    scenario = testbed.load(path)
-    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
+    9.31 / 9.99, JFI 0.9997 (0.9982) and 0.9988, mean queue 258.1 (264.6) and 255.4 packets).
+    DRR drops only at the limit; FRED and CSFQ drop before it (every drop, in those runs)."""
+    tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "bbr"')
     for name, r in (("testbed", tb), ("simulator", sim)):
         x = r.summary()["throughput_mbps"]
         assert r.jain() > 0.97 and x.sum() > 17, (name, list(x))
@@ -203,14 +203,7 @@ def test_a_udp_cbr_flow_against_the_kernels_cubic_through_a_fair_queue(tmp_path:
     2026-11-28, router and simulator: CUBIC 4.87 and 4.84 Mb/s, CBR 14.95 and 14.99); DRR gives
     each half (9.65 / 10.00 in both), FRED holds the CBR flow below half (11.71 / 7.87 and
     11.61 / 7.97), CSFQ near it (8.17 / 11.54, 8.25 / 11.13 in another run; 8.86 / 10.69)."""
-    path = tmp_path / f"udp-{queue}.toml"
-    path.write_text(
-        f'name = "testbed-udp-{queue}"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n'
-        f'[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
-        '[[flows]]\nvariant = "cubic"\n[[flows]]\nkind = "cbr"\nrate = "15Mbps"\nstart = "1s"\n'
-    )
-    scenario = testbed.load(path)
-    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
+    tb, sim = _cubic_and(tmp_path, f"udp-{queue}", queue, 'kind = "cbr"\nrate = "15Mbps"')
     assert tb.meta["backend_info"]["flow_stacks"][1] == {"cc": "udp", "udp_payload_bps": 14_580_000, "udp_payload_bytes": 972}
     for name, r in (("testbed", tb), ("simulator", sim)):
         cubic, udp = r.summary()["throughput_mbps"]

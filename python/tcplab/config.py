@@ -247,7 +247,17 @@ class AdaptiveRed(_Model):
         return out
 
 
-class Red(_Model):
+class _Thresholds(_Model):
+    """A table with ``min_thresh`` and ``max_thresh`` (RED's, FRED's): when both are given, the
+    maximum must be above the minimum."""
+
+    def _check(self) -> None:
+        lo, hi = self.min_thresh, self.max_thresh  # type: ignore[attr-defined]
+        if lo is not None and hi is not None and hi <= lo:
+            raise _invalid(f"expected more than min_thresh ({lo:g})", at="max_thresh", value=hi)
+
+
+class Red(_Thresholds):
     """RED's parameters (``queue = "red"``), defaults those of ns-2.35's ``Queue/RED``
     (``docs/queues/red.md``). Thresholds count packets of ``mean_packet_size`` in byte mode."""
 
@@ -273,10 +283,6 @@ class Red(_Model):
     @classmethod
     def _true_is_the_defaults(cls, value: Any) -> Any:
         return {} if value is True else None if value is False else value
-
-    def _check(self) -> None:
-        if self.min_thresh is not None and self.max_thresh is not None and self.max_thresh <= self.min_thresh:
-            raise _invalid(f"expected more than min_thresh ({self.min_thresh:g})", at="max_thresh", value=self.max_thresh)
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``red`` table."""
@@ -375,7 +381,7 @@ class FqCodel(_Model):
         }
 
 
-class Fred(_Model):
+class Fred(_Thresholds):
     """FRED's parameters (``queue = "fred"``), defaults those of Lin and Morris's paper
     (``docs/queues/fred.md``)."""
 
@@ -390,10 +396,6 @@ class Fred(_Model):
     min_q: _integer(1, 1_000_000) = Field(2, description="packets a flow may queue before random drops can fall on it")  # type: ignore[valid-type]
     mean_packet_size: PositiveSize = Field(Size(500), description="packet size the idle decay and a buffer in bytes count in (ns-2 mean_pktsize_)")
     many_flows: bool = Field(False, description="the variant for many flows (FREDL): above max_thresh each flow still keeps min_q packets")
-
-    def _check(self) -> None:
-        if self.min_thresh is not None and self.max_thresh is not None and self.max_thresh <= self.min_thresh:
-            raise _invalid(f"expected more than min_thresh ({self.min_thresh:g})", at="max_thresh", value=self.max_thresh)
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``fred`` table."""
