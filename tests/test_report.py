@@ -56,3 +56,21 @@ def test_report_command(tiny_store: Path, cbr_store: Path, tmp_path: Path, capsy
     assert main(["report", str(tiny_store), "--out", str(tmp_path / "nowhere" / "x.html")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nowhere does not exist" in err
+
+
+def test_a_constant_cbr_rate_draws_no_curve_against_it(tmp_path: Path) -> None:
+    # 004's unresponsive flow: one CBR rate in every run gives a single point, so the report
+    # leaves out 002's figure against the CBR rate (and keeps the per-flow one).
+    exp = tmp_path / "steady.toml"
+    exp.write_text(
+        'name = "steady"\nreplications = 1\nwindow = "2s:6s"\n[scenario]\nduration = "6s"\n'
+        '[scenario.topology]\nbottleneck = "10Mbps"\nrtt = "20ms"\nbuffer = "50pkt"\n'
+        '[[scenario.flows]]\nkind = "cbr"\nrate = "8Mbps"\n[[scenario.flows]]\nvariant = "reno"\n[[scenario.flows]]\nvariant = "reno"\n'
+        '[sweep]\n"topology.queue" = ["droptail", "drr"]\n'
+    )
+    store = tmp_path / "steady.duckdb"
+    assert main(["run", str(exp), "--store", str(store)]) == 0
+    frames = analysis.load_frames(store)
+    assert analysis.cbr_curve(frames)["cbr_mbps"].nunique() == 1
+    page = report.render(frames)
+    assert "004 Fig. 3" in page and "against the CBR rate" not in page

@@ -56,7 +56,9 @@ def figures(frames: Frames, cells: pd.DataFrame, runs_table: pd.DataFrame, exper
     if rate_axes or (frames.flows["variant"] == "cbr").any():
         try:
             curve = analysis.cbr_curve(frames, axis=rate_axes[0] if rate_axes else None)
-            out.append(("TCP throughput, drop rate and latency against the CBR rate (002 Figs. 3–5).", plots.cbr_plotly(curve, experiment=experiment)))
+            # A CBR rate that never varies (004's unresponsive flow) gives one point, no curve.
+            if curve["cbr_mbps"].nunique() > 1:
+                out.append(("TCP throughput, drop rate and latency against the CBR rate (002 Figs. 3–5).", plots.cbr_plotly(curve, experiment=experiment)))
         except analysis.ResultsError:
             pass
     return out
