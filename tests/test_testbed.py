@@ -196,13 +196,16 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
     _assert_nothing_left()
 
 
-@pytest.mark.parametrize(("queue", "udp_mbps", "cubic_above"), [("drr", (9.5, 10.5), 9.0), ("fred", (6.0, 9.0), 10.5), ("csfq", (9.0, 12.5), 7.0)])
+@pytest.mark.parametrize(("queue", "udp_mbps", "cubic_above"), [("drr", (9.5, 10.5), 9.0), ("fred", (6.0, 9.0), 10.5), ("csfq", (9.5, 13.5), 6.0)])
 def test_a_udp_cbr_flow_against_the_kernels_cubic_through_a_fair_queue(tmp_path: Path, queue: str, udp_mbps: tuple[float, float], cubic_above: float) -> None:
     """A UDP CBR flow (iperf3 -u) of 15 Mb/s against the kernel's CUBIC on 20 Mb/s, 40 ms, a
     400-packet buffer: through DropTail the CBR flow keeps what it sends (20-s runs, window 8–20 s,
     2026-11-28, router and simulator: CUBIC 4.87 and 4.84 Mb/s, CBR 14.95 and 14.99); DRR gives
     each half (9.65 / 10.00 in both), FRED holds the CBR flow below half (11.71 / 7.87 and
-    11.61 / 7.97), CSFQ near it (8.17 / 11.54, 8.25 / 11.13 in another run; 8.86 / 10.69)."""
+    11.61 / 7.97), CSFQ well below what it sends. CSFQ's split wanders from run to run in both
+    backends: the CBR flow kept 11.13–12.51 Mb/s in 11 router runs (median 11.49; 12.64 in one
+    more) and 10.69–12.61 in the simulator's seeds 1–30 (median 11.07; seed 1, this run, 10.69);
+    over 8–60 s, 11.28 and 12.40 in two router runs, 11.80–13.16 in seeds 1–5 (docs/queues/csfq.md)."""
     tb, sim = _cubic_and(tmp_path, f"udp-{queue}", queue, 'kind = "cbr"\nrate = "15Mbps"')
     assert tb.meta["backend_info"]["flow_stacks"][1] == {"cc": "udp", "udp_payload_bps": 14_580_000, "udp_payload_bytes": 972}
     for name, r in (("testbed", tb), ("simulator", sim)):
