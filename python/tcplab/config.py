@@ -278,6 +278,9 @@ class Red(_Thresholds):
     adaptive: Optional[AdaptiveRed] = Field(
         None, description="Adaptive RED (ns-2 adaptive_): true, or a table of its parameters; max_p is tuned to keep the average between the thresholds"
     )
+    ecn: Optional[bool] = Field(
+        None, description="mark ECN-capable packets CE instead of dropping them early, below the forced-drop region (ns-2 setbit_); default false"
+    )
 
     @field_validator("adaptive", mode="before")
     @classmethod
@@ -298,7 +301,15 @@ class Red(_Thresholds):
                 out[key] = value
         if self.adaptive is not None:
             out["adaptive"] = self.adaptive.engine()
+        if self.ecn:
+            out["ecn"] = True
         return out
+
+
+def _ecn_if(ecn: Optional[bool], default: bool) -> dict[str, bool]:
+    """A discipline's ``ecn`` for the engine spec, only when it differs from the engine's (and
+    Linux's) default for it, so that the specs of scenarios without it stay as they were."""
+    return {} if ecn is None or ecn == default else {"ecn": ecn}
 
 
 class Codel(_Model):
@@ -310,10 +321,11 @@ class Codel(_Model):
         Time(100_000_000), description="how long the sojourn must stay above target before the first drop; the control law's base"
     )
     mtu: PositiveSize = Field(Size(1500), description="bytes left queued at or below which CoDel drops nothing (Linux: the device's MTU)")
+    ecn: Optional[bool] = Field(None, description="mark ECN-capable packets CE instead of dropping them (Linux ecn); default false, as Linux's codel")
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``codel`` table."""
-        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "mtu_bytes": self.mtu.bytes}
+        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "mtu_bytes": self.mtu.bytes, **_ecn_if(self.ecn, False)}
 
 
 def _sixteenths(example: str) -> Any:
@@ -337,6 +349,7 @@ class Pie(_Model):
     alpha: _sixteenths("0.125") = Field(0.125, description="gain on the delay's distance from target, per second of delay")  # type: ignore[valid-type]
     beta: _sixteenths("1.25") = Field(1.25, description="gain on the delay's change since the last update, per second of delay")  # type: ignore[valid-type]
     mtu: PositiveSize = Field(Size(1500), description="PIE drops nothing while fewer than two of these are queued (Linux: the device's MTU)")
+    ecn: Optional[bool] = Field(None, description="mark ECN-capable packets CE instead of dropping them while the drop probability is at most 10% (Linux ecn, RFC 8033); default false, as Linux's pie")
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``pie`` table."""
@@ -346,6 +359,7 @@ class Pie(_Model):
             "alpha": round(self.alpha * 16),
             "beta": round(self.beta * 16),
             "mtu_bytes": self.mtu.bytes,
+            **_ecn_if(self.ecn, False),
         }
 
 
@@ -369,6 +383,7 @@ class FqCodel(_Model):
     quantum: PositiveSize = Field(Size(1500), description="bytes per flow per round (Linux: the MTU with its Ethernet header, 1514)")
     drop_batch: _integer(1, 65535) = Field(64, description="at most this many packets dropped from the fattest flow when the buffer overflows")  # type: ignore[valid-type]
     mtu: PositiveSize = Field(Size(1500), description="bytes left queued (the whole queue's) at or below which CoDel drops nothing")
+    ecn: Optional[bool] = Field(None, description="each flow's CoDel marks ECN-capable packets CE instead of dropping them (Linux ecn); default true, as Linux's fq_codel")
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``fq_codel`` table."""
@@ -378,6 +393,7 @@ class FqCodel(_Model):
             "quantum_bytes": self.quantum.bytes,
             "drop_batch": self.drop_batch,
             "mtu_bytes": self.mtu.bytes,
+            **_ecn_if(self.ecn, True),
         }
 
 
@@ -680,6 +696,7 @@ class TcpSettings(_Model):
     max_rto: PositiveTime = Field(Time(120_000_000_000), description="maximum retransmission timeout")
     pacing: bool = Field(False, description="pace segments at Linux's default rate (BBR always paces)")
     fq_pacing: Optional[bool] = Field(None, description="paced flows are paced as under Linux's fq qdisc: TCP hands segments down up to 1 ms before their departure times (TCP Small Queues) and fq holds each until due (default false: TCP paces itself with its pacing timer, as Linux does under its default qdiscs and on the testbed; see docs/tcp.md)")
+    ecn: Optional[bool] = Field(None, description="ECN (RFC 3168, Linux net.ipv4.tcp_ecn = 1): new data is sent ECN-capable, the receiver echoes a CE mark (ECE) until the sender's CWR, and the sender reduces its window once per window of data on ECE as on a loss; an AQM with ecn marks such packets instead of dropping them (default false; see docs/ecn.md)")
     tso: Optional[bool] = Field(None, description="send as Linux's TCP does with GSO/TSO: new data in bursts of about 1 ms at the pacing rate, waiting for the next ACK rather than sending a small burst (tcp_tso_autosize, tcp_tso_should_defer); default from the variant, as rack")
 
     @property
@@ -1126,6 +1143,7 @@ class Scenario(_Model):
             "pacing": tcp.pacing,
             "fq_pacing": bool(tcp.fq_pacing),
             "tso": (variant.tso and self.cc.profile not in OLD_STACK_PROFILES) if tcp.tso is None else tcp.tso,
+            **({"ecn": True} if tcp.ecn else {}),
             "drop_segments": list(flow.drop_segments),
         }
 

@@ -45,6 +45,8 @@ _KIND_DATA, _KIND_ACK, _KIND_SETUP, _KIND_SETUP_ACK = 0, 1, 5, 6  # engine Kind 
 _TH_SYN = 0x02
 _TH_ACK = 0x10
 _TH_PUSH = 0x08
+_TH_ECE = 0x40
+_TH_CWR = 0x80
 #: Base of the senders' ports of iperf3's control connections.
 CONTROL_PORT_BASE = 49000
 _NOP = b"\x01"
@@ -226,12 +228,17 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
         else:  # pragma: no cover - resolve_flow admits TCP flows only
             raise ValueError(f"packet kind {kind} is not TCP")
         tcp.flags = _TH_ACK | (_TH_PUSH if cols["push"][i] else 0)
+        # ECN (captures of engines before it have no such columns): TCP's ECE and CWR, and the
+        # IP header's two ECN bits below.
+        if "ece" in cols:
+            tcp.flags |= (_TH_ECE if cols["ece"][i] else 0) | (_TH_CWR if cols["cwr"][i] else 0)
         # An ACK of a receiver with autotuning carries the window it advertised (bytes, in `seq`).
         advertised = int(cols["seq"][i]) if kind == _KIND_ACK else 0
         tcp.win = min(advertised >> scale, 0xFFFF) if advertised else win
         tcp.opts = opts
         tcp.off = (20 + len(opts)) // 4
         ip = dpkt.ip.IP(src=ip_src, dst=ip_dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=len(out) & 0xFFFF, data=tcp)
+        ip.tos = int(cols["ecn"][i]) & 0b11 if "ecn" in cols else 0
         ip.len = 20 + len(tcp)
         raw = bytes(ip)  # dpkt fills in the IP and TCP checksums
         size = int(cols["size_bytes"][i])

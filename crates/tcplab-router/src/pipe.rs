@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 
 use tcplab_sim::ids::{FlowId, NodeId};
-use tcplab_sim::net::packet::{Kind, Packet};
+use tcplab_sim::net::packet::{Ecn, Kind, Packet};
 use tcplab_sim::net::queue::{Queue, QueueDisc};
 use tcplab_sim::rng::{Rng, Stream};
 use tcplab_sim::spec::QueueSpec;
@@ -63,6 +63,8 @@ pub struct SourceStats {
     pub pkts: u64,
     pub bytes: u64,
     pub dropped: u64,
+    /// Packets the queue discipline marked CE (ECN) instead of dropping them.
+    pub marked: u64,
     /// Real time (CLOCK_MONOTONIC, as `arrive` was given it) of the source's first arrival of
     /// [`DATA_MIN_BYTES`] or more: when its data started, after any preamble.
     pub first_data_ns: Option<Nanos>,
@@ -155,6 +157,35 @@ pub fn ipv4_source(packet: &[u8]) -> Option<u32> {
     } else {
         None
     }
+}
+
+/// The ECN field of an IPv4 packet (RFC 3168 §5: the low two bits of the TOS byte).
+pub fn ipv4_ecn(packet: &[u8]) -> Ecn {
+    if packet.len() >= 20 && packet[0] >> 4 == 4 {
+        Ecn::from_bits(packet[1])
+    } else {
+        Ecn::NOT_ECT
+    }
+}
+
+/// Mark an ECN-capable IPv4 packet CE (RFC 3168 §5) and recompute its header checksum. Whether
+/// the mark is new (false for a packet already CE, or one that is not ECN-capable or not IPv4).
+pub fn ipv4_set_ce(packet: &mut [u8]) -> bool {
+    let ecn = ipv4_ecn(packet);
+    if ecn == Ecn::NOT_ECT || ecn == Ecn::CE {
+        return false;
+    }
+    packet[1] |= Ecn::CE.bits();
+    let ihl = ((packet[0] & 0x0f) as usize * 4).clamp(20, packet.len());
+    packet[10] = 0;
+    packet[11] = 0;
+    let mut sum: u32 = packet[..ihl].chunks(2).map(|w| u32::from(w[0]) << 8 | u32::from(*w.get(1).unwrap_or(&0))).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let check = !(sum as u16);
+    packet[10..12].copy_from_slice(&check.to_be_bytes());
+    true
 }
 
 pub struct Pipe {
@@ -285,6 +316,7 @@ impl Pipe {
         let flow = source.and_then(|a| self.stats.source_index(a)).unwrap_or(self.stats.sources.capacity());
         let mut pkt = Packet::new(FlowId(flow as u32), NodeId(0), Kind::Data, len as u32);
         pkt.seq = slot; // the packet's bytes live in slab slot `seq`
+        pkt.ecn = ipv4_ecn(&self.slab[start..start + len]);
         pkt.enq_ns = now;
         self.occupancy_to(now);
         let result = self.queue.enqueue(pkt, now);
@@ -330,6 +362,9 @@ impl Pipe {
             }
             // CoDel may have dropped every packet left.
             let Some(pkt) = pkt else { continue };
+            if pkt.ecn == Ecn::CE {
+                self.write_ce(pkt.seq);
+            }
             let start = start_at.max(pkt.enq_ns);
             if start > start_at {
                 self.occupancy_to(start);
@@ -345,6 +380,19 @@ impl Pipe {
             let none = self.queue.dequeue(self.link_free_ns);
             debug_assert!(none.is_none());
             self.link_free_ns = now;
+        }
+    }
+
+    /// The discipline marked the packet in slot `slot` CE (on arrival or at the head): write the
+    /// mark into its IP header, and count it against its source if it is new here.
+    #[cold]
+    fn write_ce(&mut self, slot: u32) {
+        let start = slot as usize * SLOT_BYTES;
+        let len = self.lens[slot as usize] as usize;
+        if ipv4_set_ce(&mut self.slab[start..start + len]) {
+            if let Some(s) = ipv4_source(&self.slab[start..start + len]).and_then(|a| self.stats.source(a)) {
+                s.marked += 1;
+            }
         }
     }
 
@@ -406,6 +454,11 @@ impl Pipe {
     /// the head), among `stats.dropped_pkts`.
     pub fn early_drop_pkts(&self) -> u64 {
         self.queue.early_drops()
+    }
+
+    /// Packets the queue discipline marked CE instead of dropping them (ECN).
+    pub fn marked_pkts(&self) -> u64 {
+        self.queue.marks()
     }
 
     pub fn queued_pkts(&self) -> usize {
@@ -847,6 +900,88 @@ mod tests {
         });
         assert_eq!(sent + dropped, 100 + 10_000);
         assert_eq!(p.free.len(), 256, "every slot is free again");
+    }
+
+    /// The IPv4 header checksum of `h` verifies: its 16-bit one's-complement sum is 0xffff.
+    fn checksum_ok(h: &[u8]) -> bool {
+        let mut sum: u32 = h[..20].chunks(2).map(|w| u32::from(w[0]) << 8 | u32::from(w[1])).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum == 0xffff
+    }
+
+    /// A 20-byte IPv4 header with ECN field `ecn` from 10.10.`host`.2 and a valid checksum.
+    fn header(host: u8, ecn: Ecn) -> [u8; 20] {
+        let mut h = [0u8; 20];
+        h[0] = 0x45;
+        h[1] = ecn.bits();
+        h[8] = 64;
+        h[9] = 6;
+        h[12..16].copy_from_slice(&[10, 10, host, 2]);
+        h[16..20].copy_from_slice(&[10, 20, host, 2]);
+        let mut sum: u32 = h.chunks(2).map(|w| u32::from(w[0]) << 8 | u32::from(w[1])).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        h
+    }
+
+    /// CoDel with `ecn` in the router, on the standing queue below: ECN-capable packets due to be
+    /// dropped leave marked CE in their IP header, with a valid checksum, and nothing is
+    /// dropped (the marks do not shorten the queue: these arrivals do not answer them); a packet
+    /// that is not ECN-capable is dropped as without ECN. The marks are counted for the
+    /// direction and against their source.
+    #[test]
+    fn codel_with_ecn_marks_the_ip_header_instead_of_dropping() {
+        let codel = tcplab_sim::spec::CodelSpec { ecn: true, ..Default::default() };
+        let mut p = aqm_pipe(QueueSpec::Codel { limit_pkts: Some(1000), limit_bytes: None, codel });
+        let offer = |p: &mut Pipe, h: &[u8; 20], now: Nanos| {
+            let (slot, buf) = p.free_slot().expect("a free slot");
+            buf[..20].copy_from_slice(h);
+            assert!(p.arrive(slot, 1500, now), "the limit is never reached");
+        };
+        let ect = header(1, Ecn::ECT0);
+        assert!(checksum_ok(&ect));
+        for _ in 0..100 {
+            offer(&mut p, &ect, 0);
+        }
+        let (mut sent, mut ce) = (0, 0);
+        let mut now = 0;
+        while now < 2_000 * MS {
+            now += MS;
+            p.service(now, |b| {
+                sent += 1;
+                ce += u64::from(ipv4_ecn(b) == Ecn::CE);
+                assert!(checksum_ok(b), "the checksum after a mark");
+                true
+            });
+            offer(&mut p, &ect, now);
+        }
+        // Drain the queue and the delay line.
+        p.service(now + 1_000 * MS, |b| {
+            sent += 1;
+            ce += u64::from(ipv4_ecn(b) == Ecn::CE);
+            assert!(checksum_ok(b));
+            true
+        });
+        assert_eq!(sent, 100 + 2_000);
+        assert_eq!((p.stats.dropped_pkts, p.early_drop_pkts()), (0, 0));
+        assert!(ce > 20 && ce == p.marked_pkts() && p.stats.sources[0].marked == ce, "{ce} marked, {} counted", p.marked_pkts());
+        // Not ECN-capable: the next due packet is dropped.
+        let plain = header(2, Ecn::NOT_ECT);
+        now += 1_000 * MS;
+        for _ in 0..100 {
+            offer(&mut p, &plain, now);
+        }
+        for _ in 0..300 {
+            now += MS;
+            p.service(now, |_| true);
+            offer(&mut p, &plain, now);
+        }
+        assert!(p.stats.dropped_pkts > 0 && p.stats.dropped_pkts == p.early_drop_pkts());
+        assert_eq!(p.stats.sources[1].marked, 0);
     }
 
     /// CoDel in the router: a standing queue (100 packets built by a burst, then arrivals at

@@ -35,6 +35,7 @@ pub fn direction(name: &str, pipe: &Pipe, stats: &Stats, realtime: bool) -> Valu
         "forwarded_pkts": stats.forwarded_pkts,
         "dropped_pkts": stats.dropped_pkts,
         "early_drop_pkts": pipe.early_drop_pkts(),
+        "marked_pkts": pipe.marked_pkts(),
         "overflow_pkts": stats.overflow_pkts,
         "write_errors": stats.write_errors,
         "max_pkts": stats.max_pkts,
@@ -48,7 +49,7 @@ pub fn direction(name: &str, pipe: &Pipe, stats: &Stats, realtime: bool) -> Valu
         "stops_clock_on_stall": cfg.stop_clock_on_stall,
         "stalls": json!({"count": stats.stalls, "total_ns": stats.stalled_ns, "max_ns": stats.longest_stall_ns}),
         "sources": stats.sources.iter().map(|s| json!({
-            "addr": addr(s.addr), "pkts": s.pkts, "bytes": s.bytes, "dropped": s.dropped,
+            "addr": addr(s.addr), "pkts": s.pkts, "bytes": s.bytes, "dropped": s.dropped, "marked": s.marked,
             "first_data_ns": s.first_data_ns,
         })).collect::<Vec<_>>(),
     })

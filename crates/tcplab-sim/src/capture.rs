@@ -8,7 +8,7 @@
 //! recorded; packets the loss model drops are, with `lost = 1`.
 
 use crate::ids::{FlowId, LinkId};
-use crate::net::packet::{Packet, MAX_SACK_BLOCKS};
+use crate::net::packet::{Flags, Packet, MAX_SACK_BLOCKS};
 use crate::result::{Column, Table};
 use crate::time::Nanos;
 
@@ -19,8 +19,8 @@ struct Row {
     arrive_ns: Nanos,
     link: u32,
     kind: u8,
-    retrans: bool,
-    push: bool,
+    flags: u8,
+    ecn: u8,
     lost: bool,
     n_sack: u8,
     size_bytes: u32,
@@ -66,8 +66,8 @@ impl Capture {
             arrive_ns: now + delay_ns,
             link: l.0,
             kind: pkt.kind as u8,
-            retrans: pkt.retrans,
-            push: pkt.push,
+            flags: pkt.flags,
+            ecn: pkt.ecn.bits(),
             lost,
             n_sack: pkt.n_sack,
             size_bytes: pkt.size_bytes,
@@ -98,8 +98,12 @@ impl Capture {
         t.push("ts_val_ns", col(&|r| r.ts_val_ns));
         t.push("ts_ecr_ns", col(&|r| r.ts_ecr_ns));
         t.push("size_bytes", col(&|r| r.size_bytes as u64));
-        t.push("retrans", col(&|r| r.retrans as u64));
-        t.push("push", col(&|r| r.push as u64));
+        t.push("retrans", col(&|r| u64::from(r.flags & Flags::RETRANS != 0)));
+        t.push("push", col(&|r| u64::from(r.flags & Flags::PUSH != 0)));
+        t.push("ece", col(&|r| u64::from(r.flags & Flags::ECE != 0)));
+        t.push("cwr", col(&|r| u64::from(r.flags & Flags::CWR != 0)));
+        // The IP header's two ECN bits (RFC 3168 §5): 0 not ECN-capable, 2 ECT(0), 3 CE.
+        t.push("ecn", col(&|r| r.ecn as u64));
         t.push("lost", col(&|r| r.lost as u64));
         t
     }

@@ -633,6 +633,12 @@ impl Simulation {
         // DCCP: window reductions on loss (CCID 2 has no recovery state).
         flows.push("recoveries", count(&|fl, _| tcp(fl, &|s| s.stats.recoveries, &|d| d.stats.congestion_events)));
         flows.push("recovery_ns", count(&|fl, _| tcp(fl, &|s| s.stats.recovery_ns, &|_| 0)));
+        // ECN: the flow's data that arrived marked CE, and the sender's window reductions on ECE.
+        flows.push("marked_pkts", count(&|fl, _| match &fl.ends {
+            Endpoints::Tcp { receiver, .. } => receiver.stats.ce_pkts,
+            _ => 0,
+        }));
+        flows.push("ecn_reductions", count(&|fl, _| tcp(fl, &|s| s.stats.ecn_reductions, &|_| 0)));
         let owd = |q: &dyn Fn(&crate::measure::Histogram) -> f64| {
             Column::F64(self.flows.iter().map(|fl| q(match &fl.ends {
                 Endpoints::Tcp { receiver, .. } => &receiver.stats.owd,
@@ -677,6 +683,7 @@ impl Simulation {
         queues.push("enqueued_pkts", lu(&|l| l.stats.enqueued_pkts));
         queues.push("dropped_pkts", lu(&|l| l.stats.dropped_pkts));
         queues.push("early_drop_pkts", lu(&|l| l.queue.early_drops()));
+        queues.push("marked_pkts", lu(&|l| l.queue.marks()));
         queues.push("random_loss_pkts", lu(&|l| l.stats.random_loss_pkts));
         queues.push("max_pkts", lu(&|l| l.stats.max_pkts));
         queues.push("mean_pkts", lf(&|l| l.stats.area_pkt_ns as f64 / end.max(1) as f64));

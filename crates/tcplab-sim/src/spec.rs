@@ -206,6 +206,9 @@ pub struct FqCodelSpec {
     /// `drop_batch`: at most this many packets dropped from the fattest flow per overflow (64).
     #[serde(default = "default_fq_codel_batch")]
     pub drop_batch: u32,
+    /// `ecn`: CoDel marks an ECN-capable packet CE instead of dropping it (Linux's default: on).
+    #[serde(default = "default_true")]
+    pub ecn: bool,
 }
 
 impl Default for FqCodelSpec {
@@ -335,6 +338,10 @@ pub struct PieSpec {
     /// IP bytes as tcplab counts packets).
     #[serde(default = "default_codel_mtu")]
     pub mtu_bytes: u32,
+    /// `ecn`: an early drop of an ECN-capable packet becomes a CE mark while the drop
+    /// probability is at most 10% (Linux's default: off).
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl Default for PieSpec {
@@ -369,6 +376,9 @@ pub struct CodelSpec {
     /// IP bytes as tcplab counts packets).
     #[serde(default = "default_codel_mtu")]
     pub mtu_bytes: u32,
+    /// `ecn`: an ECN-capable packet due to be dropped is marked CE instead (Linux's default: off).
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl Default for CodelSpec {
@@ -420,6 +430,10 @@ pub struct RedSpec {
     /// the thresholds; absent: RED's fixed `max_p`.
     #[serde(default)]
     pub adaptive: Option<AredSpec>,
+    /// `setbit_` (Linux `ecn`): an early drop of an ECN-capable packet becomes a CE mark; the
+    /// buffer's limit still drops.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 /// Adaptive RED's parameters (Floyd, Gummadi and Shenker 2001), defaults ns-2.35's.
@@ -592,6 +606,11 @@ pub struct TcpSpec {
     /// duplicate-ACK threshold.
     #[serde(default)]
     pub rack: bool,
+    /// ECN (RFC 3168; Linux `net.ipv4.tcp_ecn = 1`): new data leaves ECN-capable (ECT(0)), the
+    /// receiver echoes a CE mark with ECE until the sender's CWR, and the sender reduces its
+    /// window once per window of data on ECE.
+    #[serde(default)]
+    pub ecn: bool,
     #[serde(default = "default_mss")]
     pub mss_bytes: u32,
     #[serde(default = "default_header")]

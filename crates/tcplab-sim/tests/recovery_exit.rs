@@ -4,6 +4,7 @@
 //! reduced), earn no growth a second time: the window leaves recovery at ssthresh and grows one
 //! segment per RTT from there.
 
+use tcplab_sim::net::packet::Flags;
 use tcplab_sim::spec::{Recovery, TcpSpec};
 
 mod common;
@@ -67,7 +68,7 @@ fn the_count_towards_the_next_increase_starts_again_at_a_loss() {
         s.on_ack(&ack(9, Some((10, end))), now, &mut out);
     }
     assert_eq!(s.tp.snd_ssthresh, 5);
-    assert!(out.iter().any(|p| p.retrans && p.seq == 9), "segment 9 retransmitted");
+    assert!(out.iter().any(|p| p.has(Flags::RETRANS) && p.seq == 9), "segment 9 retransmitted");
     // The retransmission arrives: everything up to 19 is acknowledged, and recovery ends.
     now += 100 * MS;
     s.on_ack(&ack(19, None), now, &mut out);

@@ -101,7 +101,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 #: Sysctls read back from the hosts for the record.
-_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr", "net.ipv4.tcp_moderate_rcvbuf") + (
+_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr", "net.ipv4.tcp_moderate_rcvbuf", "net.ipv4.tcp_ecn") + (
     ("net.ipv4.tcp_rto_max_ms",) if Path("/proc/sys/net/ipv4/tcp_rto_max_ms").exists() else ()
 )
 
@@ -825,7 +825,7 @@ def _result(
     nan = np.full(n, np.nan)
 
     rows: dict[str, list[Any]] = {k: [] for k in ("flow", "t_ns", "goodput_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "retrans_pkts", "sent_pkts", "dropped_pkts", "in_flight_bytes")}
-    sent_pkts, sent_bytes, dropped, goodput, retrans = [], [], [], [], []
+    sent_pkts, sent_bytes, dropped, marked, goodput, retrans = [], [], [], [], [], []
     data_starts = _data_starts(runs, by_source, t0_ns)
     for i, r in enumerate(runs):
         # iperf3's per-second reports count from its test's start, when its data starts: after
@@ -862,6 +862,7 @@ def _result(
         sent_pkts.append(float(source.get("pkts", np.nan)))
         sent_bytes.append(float(source.get("bytes", np.nan)))
         dropped.append(float(source.get("dropped", np.nan)))
+        marked.append(float(source.get("marked", np.nan)))
         end = r.server.get("end", {})
         goodput.append(scale * float(end.get("sum_received", end.get("sum", {})).get("bytes", np.nan)))
         retrans.append(0.0 if udp else float(r.client.get("end", {}).get("sum_sent", {}).get("retransmits", np.nan)))
@@ -879,6 +880,9 @@ def _result(
         "rto_count": np.array([float(r.counters.get("TcpExt.TCPTimeouts", 0)) for r in runs]),
         "recoveries": np.array([float(r.counters.get("TcpExt.TCPSackRecovery", 0) + r.counters.get("TcpExt.TCPRenoRecovery", 0)) for r in runs]),
         "recovery_ns": nan,
+        # ECN: the router's CE marks on the flow's packets; the kernel counts no window reductions.
+        "marked_pkts": np.array(marked),
+        "ecn_reductions": nan,
         **{f"owd_{k}_ns": nan for k in ("mean", "min", "p50", "p99", "max")},
     }
     intervals = {k: np.asarray(v, dtype=np.uint64 if k in ("flow", "t_ns") else float) for k, v in rows.items()}
@@ -976,6 +980,7 @@ def _queues(n: int, fwd: dict[str, Any], rev: dict[str, Any]) -> dict[str, np.nd
         "enqueued_pkts": col(lambda d: d["received_pkts"] - d["overflow_pkts"]),
         "dropped_pkts": col(lambda d: d["dropped_pkts"] + d["overflow_pkts"]),
         "early_drop_pkts": col(lambda d: d.get("early_drop_pkts", 0)),
+        "marked_pkts": col(lambda d: d.get("marked_pkts", 0)),
         "random_loss_pkts": col(lambda d: 0),
         "max_pkts": col(lambda d: d["max_pkts"]),
         "mean_pkts": col(lambda d: d["mean_pkts"]),

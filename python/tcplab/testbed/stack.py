@@ -17,6 +17,8 @@ the value and what the testbed can do, before anything is built:
 ``sndbuf``                    sender's ``net.ipv4.tcp_wmem`` maximum
 ``timestamps``                ``net.ipv4.tcp_timestamps`` on both hosts (negotiated in the SYN)
 ``sack``                      ``net.ipv4.tcp_sack`` on both hosts (negotiated in the SYN)
+``ecn = true``                sender's ``net.ipv4.tcp_ecn`` 1 (it asks for ECN in its SYN; the
+                              receiver's Linux default, 2, accepts)
 ``min_rto``                   sender's default route ``rto_min`` (whole milliseconds: the route
                               metric RTAX_RTO_MIN is kept in ms)
 ``max_rto``                   sender's ``net.ipv4.tcp_rto_max_ms`` (1 s to 120 s; Linux ≥ 6.15)
@@ -238,6 +240,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         sender["net.ipv4.tcp_rto_max_ms"] = str(int(ms))
     if tcp.sack_compression is not None:
         receiver["net.ipv4.tcp_comp_sack_nr"] = "44" if tcp.sack_compression else "0"
+    if tcp.ecn:
+        sender["net.ipv4.tcp_ecn"] = "1"
     if tcp.rack is not None:
         sender["net.ipv4.tcp_recovery"] = "1" if tcp.rack else "0"
         sender["net.ipv4.tcp_early_retrans"] = "3" if tcp.rack else "0"

@@ -31,6 +31,45 @@ impl Kind {
     }
 }
 
+/// The bits of [`Packet::flags`].
+pub struct Flags;
+
+impl Flags {
+    /// A retransmitted data segment.
+    pub const RETRANS: u8 = 1;
+    /// TCP PSH: the last segment of a Linux sender's TSO burst (the tail of each GSO packet).
+    pub const PUSH: u8 = 2;
+    /// TCP ECE (RFC 3168 §6.1.3): the receiver echoes a CE mark, on every ACK until it sees CWR.
+    pub const ECE: u8 = 4;
+    /// TCP CWR (RFC 3168 §6.1.2): the sender's window was reduced; the first new segment after it.
+    pub const CWR: u8 = 8;
+}
+
+/// The IP header's ECN field (RFC 3168 §5): its two bits as IP carries them, which the router
+/// reads from and writes to real packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ecn(u8);
+
+impl Ecn {
+    /// Not ECN-capable: an AQM drops it.
+    pub const NOT_ECT: Ecn = Ecn(0b00);
+    pub const ECT1: Ecn = Ecn(0b01);
+    /// ECN-capable, as a Linux sender marks its new data.
+    pub const ECT0: Ecn = Ecn(0b10);
+    /// Congestion experienced: an AQM marked it instead of dropping it.
+    pub const CE: Ecn = Ecn(0b11);
+
+    /// The field from an IPv4 TOS byte's low two bits.
+    pub fn from_bits(bits: u8) -> Ecn {
+        Ecn(bits & 0b11)
+    }
+
+    /// Its two bits.
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+}
+
 /// Up to four SACK blocks (RFC 2018: at most 3 fit beside the timestamp option, 4 without).
 pub const MAX_SACK_BLOCKS: usize = 4;
 
@@ -44,10 +83,10 @@ pub struct Packet {
     pub flow: FlowId,
     pub dst: NodeId,
     pub kind: Kind,
-    /// Retransmitted data segment.
-    pub retrans: bool,
-    /// TCP PSH: the last segment of a Linux sender's TSO burst (the tail of each GSO packet).
-    pub push: bool,
+    /// One-bit marks ([`Flags`]): a retransmission, and TCP's PSH, ECE and CWR.
+    pub flags: u8,
+    /// The IP header's ECN field (RFC 3168 §5).
+    pub ecn: Ecn,
     /// Number of valid entries in `sack` (TCP) or Ack Vector runs (DCCP-Ack).
     pub n_sack: u8,
     /// IP packet size (what a link serialises).
@@ -79,8 +118,8 @@ impl Packet {
             flow,
             dst,
             kind,
-            retrans: false,
-            push: false,
+            flags: 0,
+            ecn: Ecn::NOT_ECT,
             n_sack: 0,
             size_bytes,
             seq: 0,
@@ -90,6 +129,32 @@ impl Packet {
             ts_ecr_ns: 0,
             enq_ns: 0,
         }
+    }
+
+    #[inline]
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    #[inline]
+    pub fn set_flag(&mut self, flag: u8, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
+        }
+    }
+
+    /// An AQM that would drop this packet to signal congestion marks it CE instead when it is
+    /// ECN-capable (RFC 3168 §5; Linux `INET_ECN_set_ce`). Whether it now carries CE: false for
+    /// a packet that is not ECN-capable, which the AQM then drops; true for one already marked.
+    #[inline]
+    pub fn mark_ce(&mut self) -> bool {
+        if self.ecn == Ecn::NOT_ECT {
+            return false;
+        }
+        self.ecn = Ecn::CE;
+        true
     }
 
     /// TCP ACK: the receive window it advertises, bytes from `ack` (its window field times the

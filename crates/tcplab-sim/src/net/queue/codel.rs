@@ -13,8 +13,12 @@
 //! - 1/√count is Linux's: a 16-bit fixed-point number kept by one Newton step per change of the
 //!   count, so the drop times are Linux's to the nanosecond apart from its 1.024-µs clock.
 //!
-//! ECN marking and `ce_threshold` are not modelled; the buffer limit drops arrivals as DropTail
-//! does (Linux's `limit`, 1000 packets by default).
+//! - With `ecn`, a packet due to be dropped is marked CE instead when it is ECN-capable, and
+//!   sent; the mark counts as a drop for the control law, and the next is scheduled from it
+//!   (Linux: off for `codel`, on for `fq_codel`).
+//!
+//! `ce_threshold` is not modelled; the buffer limit drops arrivals as DropTail does (Linux's
+//! `limit`, 1000 packets by default).
 
 use super::droptail::DropTail;
 use super::QueueDisc;
@@ -53,7 +57,8 @@ pub struct Codel {
     interval_ns: Nanos,
     /// Bytes left queued at or below which a packet is never dropped (Linux: the device's MTU).
     mtu_bytes: u64,
-    /// Drops in the current dropping state (Linux's `count`) and where the last one ended.
+    ecn: bool,
+    /// Drops (and marks) in the current dropping state (Linux's `count`) and where the last one ended.
     count: u32,
     lastcount: u32,
     dropping: bool,
@@ -65,6 +70,7 @@ pub struct Codel {
     /// Packets dropped at the head, waiting for the link to account for them.
     dropped: Vec<Packet>,
     drops: u64,
+    marks: u64,
 }
 
 impl Codel {
@@ -73,6 +79,7 @@ impl Codel {
             target_ns: spec.target_ns,
             interval_ns: spec.interval_ns,
             mtu_bytes: spec.mtu_bytes as u64,
+            ecn: spec.ecn,
             count: 0,
             lastcount: 0,
             dropping: false,
@@ -81,12 +88,18 @@ impl Codel {
             drop_next: 0,
             dropped: Vec::new(),
             drops: 0,
+            marks: 0,
         }
     }
 
     /// Packets CoDel dropped (not counting the buffer limit's drops).
     pub fn drops(&self) -> u64 {
         self.drops
+    }
+
+    /// Packets CoDel marked CE instead of dropping them.
+    pub fn marks(&self) -> u64 {
+        self.marks
     }
 
     /// Drops since the last dequeue of them.
@@ -159,6 +172,15 @@ impl Codel {
         self.dropped.push(pkt);
     }
 
+    /// With ECN on, mark `pkt` CE instead of dropping it, if it is ECN-capable.
+    fn mark(&mut self, pkt: &mut Option<Packet>) -> bool {
+        if self.ecn && pkt.as_mut().is_some_and(Packet::mark_ce) {
+            self.marks += 1;
+            return true;
+        }
+        false
+    }
+
     /// `codel_dequeue`: the next packet to send from `fifo`, after the drops due at `now`. Out of
     /// line, so that the DropTail path beside it stays small.
     #[inline(never)]
@@ -183,6 +205,10 @@ impl Codel {
                 while self.dropping && now >= self.drop_next {
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
+                    if self.mark(&mut pkt) {
+                        self.drop_next = self.control_law(self.drop_next);
+                        break;
+                    }
                     self.drop(pkt.take().expect("a packet to drop"));
                     pkt = fifo.pop(now);
                     if !self.should_drop(pkt.as_ref(), fifo.backlog(), now) {
@@ -193,9 +219,11 @@ impl Codel {
                 }
             }
         } else if drop {
-            self.drop(pkt.take().expect("a packet to drop"));
-            pkt = fifo.pop(now);
-            self.should_drop(pkt.as_ref(), fifo.backlog(), now);
+            if !self.mark(&mut pkt) {
+                self.drop(pkt.take().expect("a packet to drop"));
+                pkt = fifo.pop(now);
+                self.should_drop(pkt.as_ref(), fifo.backlog(), now);
+            }
             self.dropping = true;
             // Re-entering soon after the last cycle: its drop rate is a good start.
             let delta = self.count.wrapping_sub(self.lastcount);
@@ -322,6 +350,47 @@ mod tests {
             let slack = k as f64 * 1600.0;
             assert!(at >= due - slack && at < due + 100_000.0 + slack, "drop {k}: at {at} ns, due {due}");
         }
+    }
+
+    /// With `ecn`, ECN-capable packets due to be dropped leave marked CE instead, on the schedule
+    /// the drops keep without it (each mark counts for the control law), and nothing is dropped;
+    /// Linux `codel_dequeue` with `params->ecn`.
+    #[test]
+    fn ecn_marks_on_the_drop_schedule() {
+        let ect = |n: u32| {
+            let mut q = DropTail::new(Some(100_000), None);
+            for s in 0..n {
+                let mut p = pkt(s, 0);
+                p.ecn = crate::net::packet::Ecn::ECT0;
+                q.enqueue(p, 0).unwrap();
+            }
+            q
+        };
+        let (mut drops, mut marks) = (Codel::new(&spec()), Codel::new(&CodelSpec { ecn: true, ..spec() }));
+        let (mut qd, mut qm) = (ect(20_000), ect(20_000));
+        let (mut drop_times, mut mark_times) = (Vec::new(), Vec::new());
+        let mut t = 10 * NS_PER_MS;
+        while mark_times.len() < 30 {
+            let before = drops.drops();
+            drops.dequeue(&mut qd, t).unwrap();
+            if drops.drops() > before {
+                drop_times.push((t, drops.count()));
+            }
+            let p = marks.dequeue(&mut qm, t).unwrap();
+            if p.ecn == crate::net::packet::Ecn::CE {
+                mark_times.push((t, marks.count()));
+            }
+            t += 100_000;
+        }
+        assert_eq!(mark_times[..], drop_times[..30]);
+        assert_eq!((marks.drops(), marks.marks(), marks.has_dropped()), (0, 30, false));
+        // What is not ECN-capable is dropped as before.
+        let mut q = backlog(1000);
+        let mut c = Codel::new(&CodelSpec { ecn: true, ..spec() });
+        for t in [10, 50, 111, 112] {
+            c.dequeue(&mut q, t * NS_PER_MS);
+        }
+        assert_eq!((c.drops(), c.marks()), (1, 0));
     }
 
     #[test]

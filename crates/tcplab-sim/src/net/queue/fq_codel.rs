@@ -80,7 +80,7 @@ impl FqCodel {
         FqCodel {
             quantum: spec.quantum_bytes as i64,
             drop_batch: spec.drop_batch as usize,
-            codel: CodelSpec { target_ns: spec.target_ns, interval_ns: spec.interval_ns, mtu_bytes: spec.mtu_bytes },
+            codel: CodelSpec { target_ns: spec.target_ns, interval_ns: spec.interval_ns, mtu_bytes: spec.mtu_bytes, ecn: spec.ecn },
             flows: Vec::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
@@ -100,6 +100,11 @@ impl FqCodel {
     /// Packets the flows' CoDels dropped at the head.
     pub fn codel_drops(&self) -> u64 {
         self.flows.iter().map(|f| f.codel.drops()).sum()
+    }
+
+    /// Packets the flows' CoDels marked CE instead of dropping them.
+    pub fn codel_marks(&self) -> u64 {
+        self.flows.iter().map(|f| f.codel.marks()).sum()
     }
 
     /// Packets dropped because an arrival took the queue over its limit.

@@ -120,6 +120,18 @@ impl Queue {
         }
     }
 
+    /// Packets the manager marked CE instead of dropping them (ECN: RED, PIE, CoDel and
+    /// FQ-CoDel with `ecn`); 0 for the others.
+    pub fn marks(&self) -> u64 {
+        match self.aqm.as_deref() {
+            Some(Aqm::Red(r)) => r.marks(),
+            Some(Aqm::Codel(c)) => c.marks(),
+            Some(Aqm::Pie(p)) => p.marks(),
+            Some(Aqm::FqCodel(f)) => f.codel_marks(),
+            _ => 0,
+        }
+    }
+
     /// RED's state, when the queue has RED.
     pub fn red(&self) -> Option<&Red> {
         match self.aqm.as_deref() {
@@ -178,8 +190,8 @@ impl Aqm {
     fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet, now_ns: Nanos) -> Result<(), Packet> {
         let size = pkt.size_bytes;
         let admitted = match self {
-            Aqm::Red(red) => red.admit(size, now_ns, fifo.len_pkts(), fifo.len_bytes(), fifo.is_full_for(size)),
-            Aqm::Pie(pie) => pie.offer(fifo, size, now_ns),
+            Aqm::Red(red) => return red.enqueue(fifo, pkt, now_ns),
+            Aqm::Pie(pie) => return pie.enqueue(fifo, pkt, now_ns),
             Aqm::Fred(fred) => fred.admit(&pkt, fifo.len_pkts(), fifo.is_full_for(size), now_ns),
             Aqm::Codel(_) => true,
             Aqm::Csfq(csfq) => return csfq.enqueue(fifo, pkt, now_ns),
@@ -195,10 +207,9 @@ impl Aqm {
 
     #[inline(never)]
     fn pass(&mut self, pkt: &mut Packet, now_ns: Nanos) -> bool {
-        let size = pkt.size_bytes;
         match self {
             Aqm::Red(red) => {
-                let kept = red.admit(size, now_ns, 0, 0, false);
+                let kept = red.admit(pkt, now_ns, 0, 0, false);
                 debug_assert!(kept, "an empty queue drops nothing");
             }
             Aqm::Codel(codel) => codel.pass(),

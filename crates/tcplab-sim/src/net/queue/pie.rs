@@ -1,6 +1,6 @@
 //! PIE, "Proportional Integral controller Enhanced" (Pan et al., RFC 8033), as Linux's `sch_pie`
 //! runs it with its defaults (`net/sched/sch_pie.c`, `include/net/pie.h`; the delay taken from
-//! packet timestamps, no ECN, packet mode): it drops arrivals with a probability it tunes every
+//! packet timestamps, packet mode): it drops arrivals with a probability it tunes every
 //! `tupdate` from the queueing delay.
 //!
 //! - Every dequeue records the leaving packet's sojourn as the current delay (0 when the queue
@@ -19,7 +19,12 @@
 //! Time runs in Linux's scheduler ticks (64 ns) and the probability in its 56-bit fixed point, so
 //! the updates are Linux's to the bit. The update timer is not an event: updates due are run
 //! before the queue next changes, on the state they would have seen (nothing they read changes in
-//! between). ECN, byte mode and the dequeue-rate estimator are not modelled.
+//! between).
+//! - With `ecn` (off by default, as in Linux), an arrival due to be dropped early is marked CE
+//!   instead when it is ECN-capable and the probability is at most 10% (RFC 8033 §5.1); the
+//!   accumulated probability is kept, as Linux keeps it for a mark.
+//!
+//! Byte mode and the dequeue-rate estimator are not modelled.
 
 use super::droptail::DropTail;
 use super::QueueDisc;
@@ -51,6 +56,7 @@ pub struct Pie {
     alpha: u32,
     beta: u32,
     mtu_bytes: u64,
+    ecn: bool,
     /// The current and previous delay, in ticks.
     qdelay: u64,
     qdelay_old: u64,
@@ -62,6 +68,7 @@ pub struct Pie {
     next_update_ns: Nanos,
     rng: Rng,
     drops: u64,
+    marks: u64,
 }
 
 impl Pie {
@@ -72,6 +79,7 @@ impl Pie {
             alpha: spec.alpha,
             beta: spec.beta,
             mtu_bytes: spec.mtu_bytes as u64,
+            ecn: spec.ecn,
             qdelay: 0,
             qdelay_old: 0,
             burst_time: BURST_TICKS,
@@ -81,12 +89,18 @@ impl Pie {
             next_update_ns: FIRST_UPDATE_NS,
             rng,
             drops: 0,
+            marks: 0,
         }
     }
 
     /// Arrivals PIE dropped (not counting the buffer limit's drops).
     pub fn drops(&self) -> u64 {
         self.drops
+    }
+
+    /// Arrivals PIE marked CE instead of dropping them.
+    pub fn marks(&self) -> u64 {
+        self.marks
     }
 
     /// The drop probability, as a fraction.
@@ -188,10 +202,19 @@ impl Pie {
     /// An arrival of `size` bytes at `now` to `fifo`, after the updates due. True keeps it. Out
     /// of line, as every PIE entry point, so that the DropTail path beside it stays small.
     #[inline(never)]
-    pub fn offer(&mut self, fifo: &DropTail, size: u32, now: Nanos) -> bool {
+    pub fn offer(&mut self, fifo: &DropTail, pkt: &mut Packet, now: Nanos) -> bool {
         let backlog = fifo.len_bytes();
         self.catch_up(now, backlog);
-        self.admit(size, backlog, fifo.is_full_for(size))
+        self.admit(pkt, backlog, fifo.is_full_for(pkt.size_bytes))
+    }
+
+    /// An arrival beside `fifo`: admitted (perhaps marked) into it, or handed back.
+    pub fn enqueue(&mut self, fifo: &mut DropTail, mut pkt: Packet, now: Nanos) -> Result<(), Packet> {
+        if self.offer(fifo, &mut pkt, now) {
+            fifo.enqueue(pkt, now)
+        } else {
+            Err(pkt)
+        }
     }
 
     /// A packet that arrived at `now` to an empty queue and an idle link: Linux queues it and
@@ -202,14 +225,19 @@ impl Pie {
         self.dequeued(now, now, 0);
     }
 
-    /// `pie_drop_early` and the enqueue around it: an arrival of `size` bytes finding `backlog`
-    /// bytes queued, which the buffer's limit drops when `full`. True keeps it.
-    pub fn admit(&mut self, _size: u32, backlog: u64, full: bool) -> bool {
+    /// `pie_drop_early` and the enqueue around it: an arrival `pkt` finding `backlog` bytes
+    /// queued, which the buffer's limit drops when `full`. True keeps it (marked CE when its
+    /// early drop became a mark).
+    pub fn admit(&mut self, pkt: &mut Packet, backlog: u64, full: bool) -> bool {
         if full {
             self.accu_prob = 0;
             return false;
         }
         if !self.drop_early(backlog) {
+            return true;
+        }
+        if self.ecn && self.prob <= MAX_PROB / 10 && pkt.mark_ce() {
+            self.marks += 1;
             return true;
         }
         self.drops += 1;
@@ -285,6 +313,10 @@ mod tests {
 
     fn pie() -> Pie {
         Pie::new(&PieSpec::default(), Rng::stream(1, Stream::Queue, 0))
+    }
+
+    fn data() -> Packet {
+        Packet::new(FlowId(0), NodeId(1), Kind::Data, 1500)
     }
 
     fn pkt(seq: u32, enq_ns: Nanos) -> Packet {
@@ -381,18 +413,43 @@ mod tests {
         let mut p = pie();
         p.prob = MAX_PROB; // certain drop, once allowed to drop
         p.qdelay = ticks(30 * NS_PER_MS);
-        assert!(p.admit(1500, 100_000, false), "burst allowance left");
+        assert!(p.admit(&mut data(), 100_000, false), "burst allowance left");
         p.burst_time = 0;
-        assert!(p.admit(1500, 2999, false), "under two MTUs queued");
-        assert!(!p.admit(1500, 3000, false));
+        assert!(p.admit(&mut data(), 2999, false), "under two MTUs queued");
+        assert!(!p.admit(&mut data(), 3000, false));
         assert_eq!(p.drops(), 1);
         // Low delay and a probability under 20%: no drop however long the queue.
         p.prob = MAX_PROB / 5 - 1;
         p.qdelay = ticks(7 * NS_PER_MS);
-        assert!((0..100).all(|_| p.admit(1500, 1_000_000, false)));
+        assert!((0..100).all(|_| p.admit(&mut data(), 1_000_000, false)));
         // The limit drops without counting as PIE's.
-        assert!(!p.admit(1500, 0, true));
+        assert!(!p.admit(&mut data(), 0, true));
         assert_eq!(p.drops(), 1);
+    }
+
+    /// With `ecn`, an early drop of an ECN-capable arrival becomes a CE mark while the
+    /// probability is at most 10%, and the accumulated probability is kept (Linux resets it only
+    /// on a drop); above 10%, or for an arrival that is not ECN-capable, it is a drop.
+    #[test]
+    fn ecn_marks_below_ten_percent() {
+        let mut p = Pie::new(&PieSpec { ecn: true, ..PieSpec::default() }, Rng::stream(1, Stream::Queue, 0));
+        p.burst_time = 0;
+        p.qdelay = ticks(30 * NS_PER_MS);
+        p.prob = MAX_PROB / 10;
+        p.accu_prob = MAX_PROB / 2 * 17; // the next early decision is certain
+        let mut ect = data();
+        ect.ecn = crate::net::packet::Ecn::ECT0;
+        let mut pkt = ect;
+        assert!(p.admit(&mut pkt, 100_000, false));
+        assert_eq!((pkt.ecn, p.marks(), p.drops()), (crate::net::packet::Ecn::CE, 1, 0));
+        assert!(p.accu_prob >= MAX_PROB / 2 * 17, "kept after a mark");
+        assert!(!p.admit(&mut data(), 100_000, false), "not ECN-capable: dropped");
+        assert_eq!((p.drops(), p.accu_prob), (1, 0));
+        p.prob = MAX_PROB / 10 + 1;
+        p.accu_prob = MAX_PROB / 2 * 17;
+        let mut pkt = ect;
+        assert!(!p.admit(&mut pkt, 100_000, false), "above 10%: dropped");
+        assert_eq!((p.marks(), p.drops()), (1, 2));
     }
 
     #[test]
@@ -408,7 +465,7 @@ mod tests {
         let mut since = 0;
         for _ in 0..100_000 {
             since += 1;
-            if !p.admit(1500, 100_000, false) {
+            if !p.admit(&mut data(), 100_000, false) {
                 gaps.push(since);
                 since = 0;
             }

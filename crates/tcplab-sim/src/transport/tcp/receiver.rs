@@ -21,13 +21,15 @@ use super::rtt::ts_rtt_ns;
 use super::setup::{self, Step};
 use crate::ids::{FlowId, NodeId};
 use crate::measure::Histogram;
-use crate::net::packet::{Kind, Packet, MAX_SACK_BLOCKS};
+use crate::net::packet::{Ecn, Flags, Kind, Packet, MAX_SACK_BLOCKS};
 use crate::spec::TcpSpec;
 use crate::time::Nanos;
 use crate::transport::TimerSlot;
 
 /// Linux `TCP_MAX_QUICKACKS`.
 const MAX_QUICKACKS: u32 = 16;
+/// Quick ACKs after a CE mark starts the echo (`tcp_enter_quickack_mode(sk, 2)`).
+const ECN_QUICKACKS: u32 = 2;
 /// Linux's initial receive window, segments (`TCP_DEFAULT_INIT_RCVWND`): it sizes the quick-ACK
 /// mode a connection starts in.
 const INIT_RCVWND_SEGS: u32 = 10;
@@ -60,6 +62,8 @@ pub struct ReceiverStats {
     /// Bytes delivered in order to the application.
     pub goodput_bytes: u64,
     pub acks_sent: u64,
+    /// Data packets that arrived marked CE (ECN).
+    pub ce_pkts: u64,
     /// One-way delay of data packets, sender to receiver.
     pub owd: Histogram,
 }
@@ -75,6 +79,12 @@ pub struct TcpReceiver {
     delack_timeout_ns: Nanos,
     sack: bool,
     timestamps: bool,
+    /// ECN (RFC 3168): a CE mark is echoed with ECE on every ACK until a segment with CWR.
+    ecn: bool,
+    /// Linux `TCP_ECN_DEMAND_CWR`: ACKs carry ECE.
+    demand_cwr: bool,
+    /// Linux `TCP_ECN_SEEN`: an ECN-capable segment has arrived.
+    ecn_seen: bool,
     pub rcv_nxt: u32,
     /// Out-of-order data, sorted; holes are filled from the front, so a deque.
     ooo: VecDeque<OooRange>,
@@ -130,6 +140,9 @@ impl TcpReceiver {
             delack_timeout_ns: spec.delack_timeout_ns,
             sack: spec.sack,
             timestamps: spec.timestamps,
+            ecn: spec.ecn,
+            demand_cwr: false,
+            ecn_seen: false,
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(64),
             ooo_segs: 0,
@@ -163,6 +176,7 @@ impl TcpReceiver {
         if self.timestamps && p.seq <= self.last_ack_sent {
             self.ts_recent = p.ts_val_ns;
         }
+        let cwr_ack = self.ecn && self.ecn_arrival(p);
         // Only Linux's ACK policy and autotuning read the estimate; ns-2's receiver skips it.
         let rtt_used = self.sack_compression || self.rcvbuf.is_some();
         if rtt_used && self.timestamps && p.ts_ecr_ns > 0 && p.ts_ecr_ns != self.rcv_rtt_last_tsecr {
@@ -194,7 +208,7 @@ impl TcpReceiver {
             // RFC 5681 §4.2: an ACK at once when the last gap is filled (ICSK_ACK_NOW); and for
             // a PSH segment when no hole is left (out-of-order data keeps Linux's receive
             // memory in use, so `tcp_cleanup_rbuf` does not send the PSH ACK; below).
-            let now_ack = (had_hole || p.push) && self.ooo.is_empty();
+            let now_ack = ((had_hole || p.has(Flags::PUSH)) && self.ooo.is_empty()) || cwr_ack;
             self.ack_check(now_ack, now, out);
             self.reader_progress(now);
         } else if p.seq > self.rcv_nxt {
@@ -207,12 +221,43 @@ impl TcpReceiver {
             }
             self.insert_ooo(p.seq);
             self.ooo_queued(now);
-            self.ack_check(false, now, out);
+            self.ack_check(cwr_ack, now, out);
         } else {
             // A duplicate: quick-ACK mode and an ACK at once (Linux: with a DSACK).
             self.incr_quickack(MAX_QUICKACKS);
             self.send_ack(now, out);
         }
+    }
+
+    /// RFC 3168 §6.1.3 as Linux runs it (`tcp_ecn_accept_cwr`, then `__tcp_ecn_check_ce`): CWR
+    /// ends the echo; CE starts it, and (Linux's ACK policy) two quick ACKs; a segment that is not
+    /// ECN-capable after ECN-capable ones, probably a retransmission, two quick ACKs too.
+    /// Whether the segment is to be acknowledged at once (Linux: one with CWR).
+    #[inline(never)]
+    fn ecn_arrival(&mut self, p: &Packet) -> bool {
+        let cwr = p.has(Flags::CWR);
+        if cwr {
+            self.demand_cwr = false;
+        }
+        match p.ecn {
+            Ecn::CE => {
+                self.stats.ce_pkts += 1;
+                if !self.demand_cwr {
+                    self.demand_cwr = true;
+                    if self.sack_compression {
+                        self.incr_quickack(ECN_QUICKACKS);
+                    }
+                }
+                self.ecn_seen = true;
+            }
+            Ecn::NOT_ECT => {
+                if self.ecn_seen && self.sack_compression {
+                    self.incr_quickack(ECN_QUICKACKS);
+                }
+            }
+            _ => self.ecn_seen = true,
+        }
+        cwr && self.sack_compression
     }
 
     /// A request of the flow's preamble arrived: it is answered at once, the answer echoing its
@@ -313,7 +358,7 @@ impl TcpReceiver {
                 // Linux `tcp_measure_rcv_mss` marks a full-sized PSH segment (ICSK_ACK_PUSHED)
                 // and `tcp_cleanup_rbuf` acknowledges it once the reader has taken everything,
                 // which a bulk reader such as iperf3 does at once. Only `tso` senders set PSH.
-                if self.unacked_segs >= 2 || p.push {
+                if self.unacked_segs >= 2 || p.has(Flags::PUSH) {
                     self.send_ack(now, out);
                 } else if self.delack_timer.deadline.is_none() {
                     self.delack_timer.deadline = Some(now + self.delack_timeout_ns);
@@ -491,6 +536,9 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, self.peer, Kind::Ack, self.header_bytes);
         a.ack = self.rcv_nxt;
+        if self.demand_cwr {
+            a.flags |= Flags::ECE;
+        }
         if let Some(b) = &mut self.rcvbuf {
             a.set_window_bytes(b.select_window(self.rcv_nxt, self.ooo_segs));
         }

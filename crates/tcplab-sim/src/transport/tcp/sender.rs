@@ -45,7 +45,7 @@ use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
 use crate::rng::Rng;
 use crate::ids::{FlowId, NodeId};
-use crate::net::packet::{Kind, Packet};
+use crate::net::packet::{Ecn, Flags, Kind, Packet};
 use crate::spec::{Recovery, TcpSpec};
 use crate::time::{Nanos, NS_PER_SEC};
 use crate::transport::TimerSlot;
@@ -109,6 +109,8 @@ pub struct SenderStats {
     pub recovery_ns: u64,
     /// Tail loss probes sent (RACK-TLP).
     pub loss_probes: u64,
+    /// Window reductions on ECE (entries into CWR, RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
 }
 
 #[derive(Debug)]
@@ -118,6 +120,13 @@ pub struct TcpSender {
     recovery: Recovery,
     prr: bool,
     timestamps: bool,
+    /// ECN (RFC 3168): new data leaves ECT(0) and ECE reduces the window.
+    ecn: bool,
+    /// During an ECN window reduction (CWR state), the `snd_nxt` it began at: it ends once
+    /// something above it is acknowledged (Linux's `high_seq`).
+    cwr_high: Option<u32>,
+    /// The next new segment carries CWR (Linux `TCP_ECN_QUEUE_CWR`).
+    queue_cwr: bool,
     mss_bytes: u32,
     data_bytes: u32,
     /// Window allowed by the receiver and the send buffer, segments.
@@ -213,6 +222,9 @@ impl TcpSender {
             recovery: spec.recovery,
             prr: spec.prr,
             timestamps: spec.timestamps,
+            ecn: spec.ecn,
+            cwr_high: None,
+            queue_cwr: false,
             mss_bytes: spec.mss_bytes,
             data_bytes: spec.mss_bytes + spec.header_bytes,
             // Before the first ACK: the SYN's window.
@@ -505,8 +517,11 @@ impl TcpSender {
     fn emit(&mut self, seq: u32, retrans: bool, push: bool, depart: Nanos, now: Nanos, out: &mut Vec<Packet>) {
         let mut p = Packet::new(self.flow, self.dst, Kind::Data, self.data_bytes);
         p.seq = seq;
-        p.retrans = retrans;
-        p.push = push;
+        p.flags = u8::from(retrans) | u8::from(push) << 1;
+        debug_assert_eq!((Flags::RETRANS, Flags::PUSH), (1, 2));
+        if self.ecn {
+            self.ecn_send(&mut p, retrans);
+        }
         p.ts_val_ns = depart;
         // RFC 7323 §3.2: TSecr echoes the peer's most recent TSval (0 before any ACK).
         p.ts_ecr_ns = self.tp.rcv_tsval_ns;
@@ -519,7 +534,7 @@ impl TcpSender {
         } else {
             self.sb.push(depart, tx);
         }
-        if self.tp.ca_state == CaState::Recovery {
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }
         if self.rack {
@@ -550,6 +565,20 @@ impl TcpSender {
             }
         }
         out.push(p);
+    }
+
+    /// Linux `tcp_ecn_send`: new data is ECN-capable (retransmissions and ACKs are not), and the
+    /// first new segment after a window reduction carries CWR.
+    #[inline(never)]
+    fn ecn_send(&mut self, p: &mut Packet, retrans: bool) {
+        if retrans {
+            return;
+        }
+        p.ecn = Ecn::ECT0;
+        if self.queue_cwr {
+            self.queue_cwr = false;
+            p.set_flag(Flags::CWR, true);
+        }
     }
 
     /// Linux `tcp_update_skb_after_send`: the next burst may leave this one's `segs` segment
@@ -722,6 +751,10 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.stats.recoveries += 1;
+        // Linux `tcp_init_cwnd_reduction`: a recovery also tells an ECN receiver (CWR), and
+        // supersedes an ECN reduction under way.
+        self.queue_cwr = self.ecn;
+        self.cwr_high = None;
         // Linux `tcp_init_cwnd_reduction`: the count of segments acknowledged towards the next
         // increase starts again, so the window leaves recovery at ssthresh and the ACKs counted
         // before the loss (up to a whole window of them) earn no increase after it.
@@ -777,6 +810,67 @@ impl TcpSender {
         }
     }
 
+    /// Whether window reductions follow Linux: PRR spreads them over the ACKs of a round trip
+    /// (SACK recovery with `prr`); otherwise cwnd falls to ssthresh at once.
+    fn prr_reduces(&self) -> bool {
+        self.recovery == Recovery::Sack && self.prr
+    }
+
+    /// An ACK with ECE (RFC 3168 §6.1.2; Linux `tcp_enter_cwr`, `tcp_init_cwnd_reduction`):
+    /// ssthresh from the algorithm, at most once per window of data. With PRR the window falls
+    /// towards it over the next round trip (CWR state); otherwise (ns-2's agents) cwnd =
+    /// ssthresh at once, and the state stays as it was.
+    fn enter_cwr(&mut self) {
+        if self.cwr_high.is_some() {
+            return;
+        }
+        self.stats.ecn_reductions += 1;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        self.cwr_high = Some(self.snd_nxt);
+        self.queue_cwr = true;
+        if self.prr_reduces() {
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            self.tlp_high_seq = None;
+            self.set_state(CaState::Cwr);
+        } else if !self.cong_control {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+        }
+    }
+
+    /// An ACK in Open, Disorder or CWR state that carries ECE, or comes during an ECN reduction
+    /// (Linux `tcp_try_to_open`): ECE starts a reduction; in CWR, PRR sets the window; otherwise
+    /// Open or Disorder as for any ACK.
+    #[inline(never)]
+    fn ecn_ack(&mut self, ece: bool, delivered: u32, una_advanced: bool, newly_lost: u32) {
+        if ece {
+            self.enter_cwr();
+        }
+        if self.tp.ca_state == CaState::Cwr && self.cwr_high.is_some() {
+            self.prr_update(delivered, una_advanced, newly_lost);
+        } else if self.dupacks > 0 || self.sb.sacked_out > 0 {
+            self.set_state(CaState::Disorder);
+        } else {
+            self.set_state(CaState::Open);
+        }
+    }
+
+    /// The ECN reduction's end, once something above its start is acknowledged (Linux
+    /// `tcp_fastretrans_alert`, `tcp_end_cwnd_reduction`): from CWR, cwnd = ssthresh and Open.
+    #[cold]
+    fn end_cwr(&mut self) {
+        self.cwr_high = None;
+        if self.tp.ca_state == CaState::Cwr {
+            if !self.cong_control && self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+                self.tp.snd_cwnd = self.tp.snd_ssthresh;
+            }
+            self.set_state(CaState::Open);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        }
+    }
+
     fn exit_recovery(&mut self) {
         // Linux `tcp_end_cwnd_reduction`: cwnd = ssthresh. RFC 6582 §3.2 step 3 (full ACK),
         // option (2); RFC 6937: cwnd = ssthresh on exit. Not for `cong_control` algorithms.
@@ -820,6 +914,7 @@ impl TcpSender {
         if p.ack < una || p.ack > self.snd_nxt {
             return; // old or bogus
         }
+        let ece = self.ecn && p.has(Flags::ECE);
         let prior_in_flight = self.sb.in_flight();
         let packets_out = self.sb.packets_out();
         let prior_lost = self.sb.lost_total;
@@ -897,6 +992,13 @@ impl TcpSender {
 
         match self.tp.ca_state {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
+                // Linux `tcp_fastretrans_alert`: an ECN reduction ends once something above its
+                // start is acknowledged (the answer to its CWR segment).
+                if let Some(high) = self.cwr_high {
+                    if self.snd_una() > high {
+                        self.end_cwr();
+                    }
+                }
                 if is_dupack {
                     self.dupacks += 1;
                 } else if una_advanced {
@@ -927,6 +1029,8 @@ impl TcpSender {
                         let newly_lost = self.sb.lost_total.wrapping_sub(prior_lost);
                         self.prr_update(delivered.max(1), una_advanced, newly_lost);
                     }
+                } else if ece || self.cwr_high.is_some() {
+                    self.ecn_ack(ece, delivered, una_advanced, self.sb.lost_total.wrapping_sub(prior_lost));
                 } else if self.dupacks > 0 || self.sb.sacked_out > 0 {
                     self.set_state(CaState::Disorder);
                 } else {
@@ -1004,7 +1108,7 @@ impl TcpSender {
             // For `cong_control`, in flight after the ACK (Linux reads `tcp_packets_in_flight`).
             self.tp.packets_in_flight = self.sb.in_flight();
             self.cc.cong_control(&mut self.tp, &rs);
-        } else if una_advanced && self.tp.ca_state != CaState::Recovery {
+        } else if una_advanced && !matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.tp.packets_in_flight = prior_in_flight;
             self.tp.is_cwnd_limited = self.cwnd_limited
                 || prior_in_flight >= self.tp.snd_cwnd
@@ -1053,6 +1157,8 @@ impl TcpSender {
         } else if ack > high {
             // tcp_init_cwnd_reduction, CWR, tcp_end_cwnd_reduction.
             self.tlp_high_seq = None;
+            self.cwr_high = None;
+            self.queue_cwr = self.ecn;
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_cwnd_cnt = 0;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
@@ -1149,6 +1255,9 @@ impl TcpSender {
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
         }
         self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        // Linux `tcp_enter_loss`: the timeout ends an ECN reduction and tells the receiver (CWR).
+        self.cwr_high = None;
+        self.queue_cwr = self.ecn;
         self.set_state(CaState::Loss);
         self.tp.snd_cwnd = 1;
         self.tp.snd_cwnd_cnt = 0;

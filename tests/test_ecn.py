@@ -1,0 +1,117 @@
+"""ECN (``[tcp] ecn``, and ``ecn`` in the RED, CoDel, PIE and FQ-CoDel tables): marks instead of
+drops in the simulator, its keys and errors, and the marks as tshark reads them (docs/ecn.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tcplab
+from tcplab.config import Scenario
+from tcplab.experiment import scenario_json
+from test_pcap import tshark
+
+
+def _scenario(queue: str, ecn: bool | None, table_ecn: bool | None = None, variant: str = "cubic") -> Scenario:
+    """Two flows of ``variant`` on 20 Mb/s, 40 ms, a 400-packet buffer through ``queue``, 20 s."""
+    tcp = {"sack_compression": True} | ({} if ecn is None else {"ecn": ecn})
+    topology = {"bottleneck": "20Mbps", "rtt": "40ms", "buffer": "400pkt", "queue": queue}
+    if table_ecn is not None:
+        topology[queue] = {"ecn": table_ecn}
+    return Scenario.model_validate(
+        {"name": "ecn", "duration": "20s", "seed": 1, "window": "5s:20s", "topology": topology, "tcp": tcp,
+         "flows": [{"variant": variant}, {"variant": variant, "start": "1s"}]}
+    )
+
+
+@pytest.mark.parametrize(("queue", "table_ecn"), [("codel", True), ("pie", True), ("red", True), ("fq_codel", None)])
+def test_an_aqm_with_ecn_marks_where_it_dropped_and_nothing_is_retransmitted(queue: str, table_ecn: bool | None) -> None:
+    # The same discipline with ECN-capable flows: every early drop becomes a mark (FQ-CoDel marks
+    # by default, as Linux), the senders reduce on the echoes instead of recovering, no segment is
+    # retransmitted, and the queue and the link stay as they were with drops.
+    drops = tcplab.simulate(_scenario(queue, None))
+    marks = tcplab.simulate(_scenario(queue, True, table_ecn))
+    qd, qm = drops.queues.iloc[0], marks.queues.iloc[0]
+    assert qd.early_drop_pkts > 10 and qd.marked_pkts == 0
+    assert qm.dropped_pkts == 0 and qm.early_drop_pkts == 0 and qm.marked_pkts > 10, qm
+    assert marks.flows.retrans_pkts.sum() == 0 and marks.flows.recoveries.sum() == 0
+    assert marks.flows.marked_pkts.sum() == qm.marked_pkts
+    assert 0.5 * qm.marked_pkts <= marks.flows.ecn_reductions.sum() <= qm.marked_pkts
+    assert abs(qm.mean_pkts - qd.mean_pkts) < 0.25 * qd.mean_pkts + 1, (qm.mean_pkts, qd.mean_pkts)
+    assert marks.summary().throughput_mbps.sum() > 18
+
+
+def test_flows_without_ecn_are_dropped_by_a_marking_aqm() -> None:
+    r = tcplab.simulate(_scenario("codel", None, True))
+    q = r.queues.iloc[0]
+    assert q.marked_pkts == 0 and q.early_drop_pkts > 10
+    assert r.flows.marked_pkts.sum() == 0 and r.flows.ecn_reductions.sum() == 0
+
+
+def test_bbr_ignores_the_marks() -> None:
+    # Linux's BBR v1 sets its window itself: the echoes do not slow it, so CoDel marks on and on
+    # (with drops it would have dropped as often, and BBR would have retransmitted them).
+    r = tcplab.simulate(_scenario("codel", True, True, variant="bbr"))
+    q = r.queues.iloc[0]
+    assert q.marked_pkts > 1000 and q.dropped_pkts == 0 and r.flows.retrans_pkts.sum() == 0
+
+
+def test_ecn_lowers_to_the_engine_spec_only_when_set() -> None:
+    plain = _scenario("fq_codel", None).to_engine_spec()
+    assert "ecn" not in plain["topology"]["queue"]["fq_codel"] and all("ecn" not in f for f in plain["flows"])
+    spec = _scenario("fq_codel", True, False).to_engine_spec()
+    assert spec["topology"]["queue"]["fq_codel"]["ecn"] is False and all(f["ecn"] is True for f in spec["flows"])
+    for queue in ("codel", "pie", "red"):
+        assert _scenario(queue, None, True).to_engine_spec()["topology"]["queue"][queue]["ecn"] is True
+        assert "ecn" not in _scenario(queue, None, False).to_engine_spec()["topology"]["queue"][queue]
+    # A scenario that does not mention ECN keeps its run key: no ECN key in its resolved JSON.
+    def keys(value: object) -> set[str]:
+        if isinstance(value, dict):
+            return set(value) | {k for v in value.values() for k in keys(v)}
+        return {k for v in value for k in keys(v)} if isinstance(value, list) else set()
+
+    assert "ecn" not in keys(scenario_json(_scenario("codel", None)))
+    assert "ecn" in keys(scenario_json(_scenario("codel", True)))
+
+
+@pytest.mark.parametrize(("where", "value"), [({"tcp": {"ecn": "maybe"}}, "'maybe'"), ({"topology": {"queue": "codel", "codel": {"ecn": 2}}}, "2")])
+def test_a_bad_ecn_names_the_field(where: dict, value: str) -> None:
+    data = {"name": "x", "duration": "1s", "topology": {"bottleneck": "10Mbps", "rtt": "10ms"}, "flows": [{"variant": "cubic"}]}
+    for key, table in where.items():
+        data[key] = {**data.get(key, {}), **table}
+    with pytest.raises(tcplab.ScenarioError) as e:
+        Scenario.model_validate(data)
+    assert "ecn" in str(e.value) and value in str(e.value), str(e.value)
+
+
+def test_a_discipline_that_cannot_mark_refuses_ecn(tmp_path: Path) -> None:
+    # DRR has no ECN: the key is unknown there, one line, exit status 2, nothing written.
+    path = tmp_path / "drr.toml"
+    path.write_text('name = "x"\nduration = "1s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "10ms"\nqueue = "drr"\n[topology.drr]\necn = true\n[[flows]]\nvariant = "cubic"\n')
+    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--csv", str(tmp_path / "out.csv")], capture_output=True, text=True)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "ecn" in p.stderr, p.stderr
+    assert not list(tmp_path.glob("out*"))
+
+
+def test_tshark_reads_the_marks_and_the_echo(tmp_path: Path) -> None:
+    # The flow's pcap at its receiver: its data ECT(0) (ECN field 2) or CE (3) as CoDel marked it,
+    # the receiver's ACKs with ECE after each mark, and the sender's CWR; tshark counts as many CE
+    # data packets as the receiver did.
+    path = tmp_path / "ecn.toml"
+    path.write_text(
+        'name = "ecn"\nduration = "10s"\nseed = 1\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "codel"\n'
+        '[topology.codel]\necn = true\n[tcp]\necn = true\nsack_compression = true\n[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
+    )
+    pcap = tmp_path / "f1.pcap"
+    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap), "-q"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    marked = tcplab.simulate(tcplab.load_scenario(path)).flows.marked_pkts[0]
+    data = tshark(pcap, "ip.dsfield.ecn", where="tcp.len > 0")
+    assert set(data["ip.dsfield.ecn"]) <= {"2", "3"}
+    assert (data["ip.dsfield.ecn"] == "3").sum() == marked > 0
+    assert len(tshark(pcap, where="tcp.flags.ece == 1 && tcp.len == 0")) >= marked
+    assert len(tshark(pcap, where="tcp.flags.cwr == 1 && tcp.len > 0")) > 0
