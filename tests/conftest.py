@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +40,22 @@ def topology_error(reference_data: dict) -> Callable[[dict], tcplab.ScenarioErro
         return e.value
 
     return error
+
+
+@pytest.fixture
+def cli_refuses(tmp_path: Path) -> Callable[[str], str]:
+    """``tcplab sim FILE --csv OUT`` on a scenario file holding the given TOML, which it must refuse
+    as a user's mistake: exit status 2, no traceback, nothing written. Returns its stderr."""
+
+    def run(toml: str) -> str:
+        scenario, csv = tmp_path / "refused.toml", tmp_path / "refused.csv"
+        scenario.write_text(toml)
+        proc = subprocess.run([sys.executable, "-m", "tcplab.cli", "sim", str(scenario), "--csv", str(csv)], capture_output=True, text=True)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert not list(tmp_path.glob("refused.*csv")), "nothing written"
+        return proc.stderr
+
+    return run
 
 
 @pytest.fixture

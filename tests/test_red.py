@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import shutil
 import subprocess
-import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -154,14 +153,9 @@ def test_bad_red_settings_name_the_field(topology_error: Callable[[dict], Scenar
     assert e.field == field and allowed in str(e)
 
 
-def test_red_from_the_command_line(tmp_path: Path) -> None:
-    scenario = tmp_path / "red.toml"
-    scenario.write_text('duration = "5s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "40ms"\nqueue = "red"\n[topology.red]\nmax_thresh = 3\nmin_thresh = 5\n[[flows]]\nvariant = "reno"\n')
-    csv = tmp_path / "out.csv"
-    proc = subprocess.run([sys.executable, "-m", "tcplab.cli", "sim", str(scenario), "--csv", str(csv)], capture_output=True, text=True)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("tcplab: error: topology.red.max_thresh = ") and "expected more than min_thresh (5)" in proc.stderr
-    assert not csv.exists()
+def test_red_from_the_command_line(cli_refuses: Callable[[str], str]) -> None:
+    stderr = cli_refuses('duration = "5s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "40ms"\nqueue = "red"\n[topology.red]\nmax_thresh = 3\nmin_thresh = 5\n[[flows]]\nvariant = "reno"\n')
+    assert stderr.startswith("tcplab: error: topology.red.max_thresh = ") and "expected more than min_thresh (5)" in stderr
 
 
 def test_droptail_keeps_its_run_keys(reference_data: dict) -> None:

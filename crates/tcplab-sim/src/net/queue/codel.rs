@@ -68,7 +68,7 @@ pub struct Codel {
     first_above: Option<Nanos>,
     drop_next: Nanos,
     /// Packets dropped at the head, waiting for the link to account for them.
-    dropped: Vec<Packet>,
+    pub(super) dropped: Vec<Packet>,
     drops: u64,
     marks: u64,
 }
@@ -100,15 +100,6 @@ impl Codel {
     /// Packets CoDel marked CE instead of dropping them.
     pub fn marks(&self) -> u64 {
         self.marks
-    }
-
-    /// Drops since the last dequeue of them.
-    pub fn has_dropped(&self) -> bool {
-        !self.dropped.is_empty()
-    }
-
-    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, Packet> {
-        self.dropped.drain(..)
     }
 
     /// In the dropping state (for tests and the state's docs).
@@ -305,7 +296,7 @@ mod tests {
         }
         let seq = c.dequeue(&mut q, 110 * NS_PER_MS + 1).unwrap().seq;
         assert_eq!(c.drops(), 1);
-        assert_eq!(c.take_dropped().map(|p| p.seq).collect::<Vec<_>>(), vec![seq - 1], "the head was dropped");
+        assert_eq!(c.dropped.drain(..).map(|p| p.seq).collect::<Vec<_>>(), vec![seq - 1], "the head was dropped");
         assert!(c.dropping());
         // An interval later, as Linux computes it: interval · (0xffff << 16) / 2³² (1/√1 is 0xffff).
         assert_eq!((c.count(), c.drop_next_ns()), (1, 110 * NS_PER_MS + 1 + 99_998_474), "next drop an interval later");
@@ -383,7 +374,7 @@ mod tests {
             t += 100_000;
         }
         assert_eq!(mark_times[..], drop_times[..30]);
-        assert_eq!((marks.drops(), marks.marks(), marks.has_dropped()), (0, 30, false));
+        assert_eq!((marks.drops(), marks.marks(), !marks.dropped.is_empty()), (0, 30, false));
         // What is not ECN-capable is dropped as before.
         let mut q = backlog(1000);
         let mut c = Codel::new(&CodelSpec { ecn: true, ..spec() });

@@ -40,7 +40,7 @@ pub struct Drr {
     /// The round: sources with packets queued, the one whose turn it is first.
     round: VecDeque<usize>,
     /// Packets pushed out by an arrival, beyond the one `enqueue` hands back.
-    dropped: Vec<Packet>,
+    pub(super) dropped: Vec<Packet>,
     drops: u64,
 }
 
@@ -56,14 +56,6 @@ impl Drr {
         self.drops
     }
 
-    pub fn has_dropped(&self) -> bool {
-        !self.dropped.is_empty()
-    }
-
-    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, Packet> {
-        self.dropped.drain(..)
-    }
-
     /// Sources in the round, for tests.
     pub fn active(&self) -> usize {
         self.round.len()
@@ -71,7 +63,7 @@ impl Drr {
 
     /// `DRR::enque`: queue `pkt`, counted in `fifo`, then push packets out until `fifo`'s limit
     /// holds. `Err` hands back the first packet pushed out (the rest wait in
-    /// [`Drr::take_dropped`]).
+    /// `dropped`, for [`super::Queue::take_dropped`]).
     pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet) -> Result<(), Packet> {
         let k = source_key(&pkt);
         if k >= self.sources.len() {
@@ -229,8 +221,8 @@ mod tests {
         // 1500 more bytes from source 1: 4000 > 2500; source 0 (2000 B, first on the tie) loses
         // its head, then source 1 (2000 B) against source 0 (1000 B) loses its own.
         assert_eq!(d.enqueue(&mut q, pkt(1, 3, 1500)).unwrap_err().seq, 0);
-        assert!(d.has_dropped());
-        assert_eq!(d.take_dropped().map(|p| p.seq).collect::<Vec<_>>(), [2]);
+        assert!(!d.dropped.is_empty());
+        assert_eq!(d.dropped.drain(..).map(|p| p.seq).collect::<Vec<_>>(), [2]);
         assert_eq!((q.len_bytes(), q.len_pkts()), (2500, 2));
         let mut seen = Vec::new();
         d.for_each(&mut |p| seen.push(p.seq));

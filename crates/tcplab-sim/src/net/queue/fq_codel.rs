@@ -71,7 +71,7 @@ pub struct FqCodel {
     new_flows: VecDeque<usize>,
     old_flows: VecDeque<usize>,
     /// Packets dropped beyond the one `enqueue` hands back: CoDel's and the overlimit batch's.
-    dropped: Vec<Packet>,
+    pub(super) dropped: Vec<Packet>,
     overlimit_drops: u64,
 }
 
@@ -112,14 +112,6 @@ impl FqCodel {
         self.overlimit_drops
     }
 
-    pub fn has_dropped(&self) -> bool {
-        !self.dropped.is_empty()
-    }
-
-    pub fn take_dropped(&mut self) -> std::vec::Drain<'_, Packet> {
-        self.dropped.drain(..)
-    }
-
     /// Flows on the new and on the old list, for tests.
     pub fn lists(&self) -> (usize, usize) {
         (self.new_flows.len(), self.old_flows.len())
@@ -138,7 +130,7 @@ impl FqCodel {
 
     /// `fq_codel_enqueue`: queue `pkt`, counted in `fifo`; over the limit, drop a batch from the
     /// fattest flow's head. `Err` hands back the first packet dropped (the rest wait in
-    /// [`FqCodel::take_dropped`]).
+    /// `dropped`, for [`super::Queue::take_dropped`]).
     pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet) -> Result<(), Packet> {
         let k = source_key(&pkt);
         let f = self.flow(k);
@@ -206,7 +198,7 @@ impl FqCodel {
                 continue;
             }
             let pkt = codel.dequeue_from(&mut FlowSource { pkts, bytes, fifo }, now);
-            self.dropped.extend(codel.take_dropped());
+            self.dropped.append(&mut codel.dropped);
             match pkt {
                 Some(p) => {
                     *deficit -= p.size_bytes as i64;
@@ -308,7 +300,7 @@ mod tests {
         f.enqueue(&mut q, pkt(1, 21, 1500, 0)).unwrap();
         // The eleventh packet: flow 0 (12 000 bytes) loses its head until 6000 bytes are gone.
         assert_eq!(f.enqueue(&mut q, pkt(1, 22, 1500, 0)).unwrap_err().seq, 0);
-        assert_eq!(f.take_dropped().map(|p| p.seq).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(f.dropped.drain(..).map(|p| p.seq).collect::<Vec<_>>(), [1, 2, 3]);
         assert_eq!((f.overlimit_drops(), q.len_pkts()), (4, 7));
         assert_eq!(drain(&mut f, &mut q, 0), [4, 20, 5, 21, 6, 22, 7]);
     }
@@ -331,7 +323,7 @@ mod tests {
             f.dequeue(&mut q, t);
         }
         let mut lost = [0, 0];
-        f.take_dropped().for_each(|p| lost[p.flow.idx()] += 1);
+        f.dropped.drain(..).for_each(|p| lost[p.flow.idx()] += 1);
         assert!(lost[0] > 0 && lost[1] == 0, "{lost:?}");
         assert_eq!(f.codel_drops(), lost[0]);
     }

@@ -162,9 +162,7 @@ impl Queue {
     #[inline]
     pub fn has_dropped(&self) -> bool {
         match self.aqm.as_deref() {
-            Some(Aqm::Codel(c)) => c.has_dropped(),
-            Some(Aqm::Drr(d)) => d.has_dropped(),
-            Some(Aqm::FqCodel(f)) => f.has_dropped(),
+            Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. })) => !dropped.is_empty(),
             _ => false,
         }
     }
@@ -172,11 +170,8 @@ impl Queue {
     /// Hand every such packet dropped since the last call to `f`, oldest first.
     #[cold]
     pub fn take_dropped(&mut self, f: impl FnMut(Packet)) {
-        match self.aqm.as_deref_mut() {
-            Some(Aqm::Codel(c)) => c.take_dropped().for_each(f),
-            Some(Aqm::Drr(d)) => d.take_dropped().for_each(f),
-            Some(Aqm::FqCodel(q)) => q.take_dropped().for_each(f),
-            _ => {}
+        if let Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. })) = self.aqm.as_deref_mut() {
+            dropped.drain(..).for_each(f);
         }
     }
 }
