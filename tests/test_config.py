@@ -282,6 +282,26 @@ def test_graph_lowering() -> None:
     assert points["schedule"] == [[S, 1_000_000], [2 * S, 2_000_000]]
 
 
+def test_random_cbr_gaps_break_the_phase_of_two_sources() -> None:
+    # Two 6 Mb/s CBR sources into a 10 Mb/s link with a 20-packet DropTail buffer. Evenly spaced,
+    # their fixed phase decides every overflow: one keeps all it sends, the other loses 2 Mb/s
+    # (which one, the start jitter of the seed). With ns-2's random_ gaps (each [0.5, 1.5) of the
+    # mean) they share the drops and the link, 5 Mb/s each within 1%; the rate is kept.
+    def shares(random: bool, seed: int) -> list[float]:
+        s = Scenario.model_validate({"name": "cbr", "duration": "20s", "seed": seed, "window": "2s:20s",
+                                     "topology": {"bottleneck": "10Mbps", "rtt": "20ms", "buffer": "20pkt"},
+                                     "flows": [{"kind": "cbr", "rate": "6Mbps", "random": random}, {"kind": "cbr", "rate": "6Mbps", "start": "0.3ms", "random": random}]})
+        r = tcplab.simulate(s)
+        assert r.flows.sent_bytes.sum() == pytest.approx(2 * 6e6 / 8 * 20, rel=0.01)
+        return sorted(r.summary().throughput_mbps)
+
+    for seed in (1, 2, 3):
+        assert shares(False, seed) == pytest.approx([4.0, 6.0], abs=0.01)
+        assert shares(True, seed) == pytest.approx([5.0, 5.0], abs=0.05)
+    spec = Scenario.model_validate(GRAPH).override({"flows[1].random": True}).to_engine_spec()["flows"]
+    assert spec[1]["random"] is True and "random" not in spec[2]
+
+
 def test_stepped_cbr_can_step_down() -> None:
     s = Scenario.model_validate(GRAPH).override({"flows[1].schedule": {"from": "10Mbps", "to": "1Mbps", "step": "4Mbps", "every": "1s"}})
     assert [r for _, r in s.to_engine_spec()["flows"][1]["schedule"]] == [10_000_000, 6_000_000, 2_000_000, 1_000_000]

@@ -433,6 +433,9 @@ def test_unsupported_scenarios_are_refused_before_anything_starts() -> None:
     tiny = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "cbr", "rate": "1Mbps", "packet_size": "40B"}]})
     with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].packet_size"):
         testbed.run(tiny)
+    jittered = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "cbr", "rate": "1Mbps", "random": True}]})
+    with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].random = true: expected false or unset on the testbed"):
+        testbed.run(jittered)
     assert netns() == []
 
 

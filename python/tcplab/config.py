@@ -798,6 +798,9 @@ class CbrFlow(_Flow):
         None, description="stepped {from, to, step, every} or a list of [offset, rate] from the flow's start"
     )
     packet_size: PositiveSize = Field(Size(1000), description="IP packet size")
+    random: Optional[bool] = Field(
+        None, description="ns-2's random_: each gap between datagrams is its mean times a uniform draw from [0.5, 1.5), the rate kept on average (default false: evenly spaced)"
+    )
 
     def _check(self) -> None:
         if (self.rate is None) == (self.schedule is None):
@@ -1104,6 +1107,7 @@ class Scenario(_Model):
                 **common,
                 "packet_bytes": flow.packet_size.bytes,
                 "schedule": [[flow.start.ns + offset, rate] for offset, rate in flow.points()],
+                **({"random": True} if flow.random else {}),
             }
         if isinstance(flow, DccpFlow):
             return {

@@ -13,6 +13,8 @@ pub enum Stream {
     CongestionControl = 4,
     /// A link's queue discipline (RED's early drops), id = link index.
     Queue = 5,
+    /// A CBR source's random gaps (ns-2's `random_`), id = flow index.
+    CbrGaps = 6,
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, passes BigCrush; enough for jitter and loss.

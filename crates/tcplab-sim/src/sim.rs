@@ -162,7 +162,7 @@ impl Simulation {
                     sender: TcpSender::new(id, d, t, Rng::stream(spec.seed, Stream::CongestionControl, i as u32)),
                     receiver: TcpReceiver::new(id, s, t),
                 },
-                FlowSpec::Cbr(c) => Endpoints::Cbr { source: CbrSource::new(id, d, c), sink: CbrSink::default() },
+                FlowSpec::Cbr(c) => Endpoints::Cbr { source: CbrSource::new(id, d, c, Rng::stream(spec.seed, Stream::CbrGaps, i as u32)), sink: CbrSink::default() },
                 FlowSpec::Dccp(c) => Endpoints::Dccp { sender: Ccid2Sender::new(id, d, c), receiver: DccpReceiver::new(id, s, c) },
             };
             let (start, stop) = f.start_stop();

@@ -736,6 +736,10 @@ pub struct CbrSpec {
     pub packet_bytes: u32,
     /// (time_ns, rate_bps), piecewise constant from each time on.
     pub schedule: Vec<(Nanos, u64)>,
+    /// ns-2's `random_`: each gap between datagrams is its mean times a uniform draw from
+    /// [0.5, 1.5), so the rate holds on average while sources lose their fixed phase.
+    #[serde(default)]
+    pub random: bool,
 }
 
 fn default_cbr_size() -> u32 {

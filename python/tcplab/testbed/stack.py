@@ -183,6 +183,8 @@ def _cbr_stack(i: int, flow: CbrFlow) -> FlowStack:
     """A CBR flow as iperf3 sends UDP: its IP rate and packet size as payload rate and size."""
     if flow.rate is None:
         raise ScenarioError(f"flows[{i}].schedule", f"{len(flow.points())} rates", "expected a constant 'rate' on the testbed (iperf3 sends UDP at one rate)")
+    if flow.random:
+        raise ScenarioError(f"flows[{i}].random", True, "expected false or unset on the testbed (iperf3 sends UDP at a steady pace)")
     size = flow.packet_size.bytes
     if not 64 <= size <= 1500:
         raise ScenarioError(f"flows[{i}].packet_size", str(flow.packet_size), "expected 64B to 1500B on the testbed (one IPv4 datagram within the 1500-byte MTU)")
