@@ -751,13 +751,12 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.stats.recoveries += 1;
-        // Linux `tcp_init_cwnd_reduction`: a recovery also tells an ECN receiver (CWR), and
-        // supersedes an ECN reduction under way.
+        // Linux `tcp_init_cwnd_reduction`: a recovery also tells an ECN receiver (CWR) and
+        // supersedes an ECN reduction under way; the count of segments acknowledged towards the
+        // next increase starts again, so the window leaves recovery at ssthresh and the ACKs
+        // counted before the loss (up to a whole window of them) earn no increase after it.
         self.queue_cwr = self.ecn;
         self.cwr_high = None;
-        // Linux `tcp_init_cwnd_reduction`: the count of segments acknowledged towards the next
-        // increase starts again, so the window leaves recovery at ssthresh and the ACKs counted
-        // before the loss (up to a whole window of them) earn no increase after it.
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
