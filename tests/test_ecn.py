@@ -97,19 +97,24 @@ def test_a_discipline_that_cannot_mark_refuses_ecn(cli_refuses: Callable[[str], 
 def test_tshark_reads_the_marks_and_the_echo(tmp_path: Path) -> None:
     # The flow's pcap at its receiver: its data ECT(0) (ECN field 2) or CE (3) as CoDel marked it,
     # the receiver's ACKs with ECE after each mark, and the sender's CWR; tshark counts as many CE
-    # data packets as the receiver did.
+    # data packets as the receiver did. (iperf3's preamble: its set-up is in the file too.)
     path = tmp_path / "ecn.toml"
     path.write_text(
         'name = "ecn"\nduration = "10s"\nseed = 1\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "codel"\n'
-        '[topology.codel]\necn = true\n[tcp]\necn = true\nsack_compression = true\n[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
+        '[topology.codel]\necn = true\n[tcp]\necn = true\nsack_compression = true\npreamble = "iperf3"\n[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
     )
     pcap = tmp_path / "f1.pcap"
     p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap), "-q"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     marked = tcplab.simulate(tcplab.load_scenario(path)).flows.marked_pkts[0]
-    data = tshark(pcap, "ip.dsfield.ecn", where="tcp.len > 0")
+    data = tshark(pcap, "ip.dsfield.ecn", where="tcp.len > 1000")  # the bulk data, not iperf3's set-up
     assert set(data["ip.dsfield.ecn"]) <= {"2", "3"}
     assert (data["ip.dsfield.ecn"] == "3").sum() == marked > 0
     assert len(tshark(pcap, where="tcp.flags.ece == 1 && tcp.len == 0")) >= marked
     assert len(tshark(pcap, where="tcp.flags.cwr == 1 && tcp.len > 0")) > 0
+    # iperf3's two connections open as Linux opens them with ECN: SYN with ECE and CWR (RFC 3168
+    # §6.1.1's ECN-setup SYN), SYN-ACK with ECE alone.
+    syns = tshark(pcap, "tcp.flags.ack", "tcp.flags.ece", "tcp.flags.cwr", where="tcp.flags.syn == 1")
+    assert len(syns) == 4
+    assert {tuple(r) for r in syns[["tcp.flags.ack", "tcp.flags.ece", "tcp.flags.cwr"]].to_numpy()} == {("0", "1", "1"), ("1", "1", "0")}

@@ -216,7 +216,8 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
         if kind in (_KIND_SETUP, _KIND_SETUP_ACK):
             raw = _setup_packet(dpkt, kind == _KIND_SETUP, int(cols["seq"][i]), steps, spans, conn_isn, opts, timestamps,
                                 (src_ip, dst_ip), (sport if steps[int(cols["seq"][i])][1] else CONTROL_PORT_BASE + f, dport),
-                                int(cols["size_bytes"][i]), header_len, (min(rwnd, 0xFFFF), win), len(out), mss + (12 if timestamps else 0), scale)
+                                int(cols["size_bytes"][i]), header_len, (min(rwnd, 0xFFFF), win), len(out), mss + (12 if timestamps else 0), scale,
+                                ecn=bool(fs.get("ecn", False)))
             out.append(raw)
             continue
         if kind == _KIND_DATA:
@@ -250,10 +251,12 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
 
 def _setup_packet(dpkt: Any, request: bool, step: int, steps: list[tuple[bool, bool]], spans: dict[tuple[int, bool], tuple[int, int]],
                   conn_isn: dict[bool, tuple[int, int]], opts: bytes, timestamps: bool, ips: tuple[bytes, bytes],
-                  ports: tuple[int, int], size: int, header_len: int, windows: tuple[int, int], ip_id: int, mss_option: int, wscale: int) -> bytes:
+                  ports: tuple[int, int], size: int, header_len: int, windows: tuple[int, int], ip_id: int, mss_option: int, wscale: int,
+                  ecn: bool = False) -> bytes:
     """One packet of the preamble: a SYN or SYN-ACK, or a segment with the application's bytes
     (iperf3's cookie, state messages and parameters; zeros here). A request acknowledges the
-    server's bytes so far; its answer acknowledges the request too."""
+    server's bytes so far; its answer acknowledges the request too. With ``ecn`` the SYN asks for
+    ECN (ECE and CWR) and the SYN-ACK accepts it (ECE), as RFC 3168 §6.1.1 and Linux do."""
     syn, data_conn = steps[step]
     client_isn, server_isn = conn_isn[data_conn]
     mine, theirs = (client_isn, server_isn) if request else (server_isn, client_isn)
@@ -263,6 +266,8 @@ def _setup_packet(dpkt: Any, request: bool, step: int, steps: list[tuple[bool, b
         sack_ts = b"\x04\x02" + opts[2:] if timestamps else b"\x01\x01\x04\x02"
         tcp = dpkt.tcp.TCP(seq=mine, ack=0 if request else (theirs + 1) & 0xFFFFFFFF, data=b"")
         tcp.flags = _TH_SYN | (0 if request else _TH_ACK)
+        if ecn:
+            tcp.flags |= _TH_ECE | _TH_CWR if request else _TH_ECE
         tcp.opts = struct.pack("!BBH", 2, 4, mss_option) + sack_ts + b"\x01" + struct.pack("!BBB", 3, 3, wscale)
     else:
         first, end = spans[(step, request)]
