@@ -301,9 +301,7 @@ class Red(_Thresholds):
                 out[key] = value
         if self.adaptive is not None:
             out["adaptive"] = self.adaptive.engine()
-        if self.ecn:
-            out["ecn"] = True
-        return out
+        return out | _ecn_if(self.ecn, False)
 
 
 def _ecn_if(ecn: Optional[bool], default: bool) -> dict[str, bool]:

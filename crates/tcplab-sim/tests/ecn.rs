@@ -10,6 +10,17 @@ use tcplab_sim::transport::tcp::TcpReceiver;
 mod common;
 use common::*;
 
+/// A lone sender (`lone_sender`), with ECN or not, reducing as Linux does (PRR, RACK) or not,
+/// that has sent its initial window of 10; its ssthresh is 10, so its next ACKs find it in
+/// congestion avoidance.
+fn sender(ecn: bool, linux: bool) -> (tcplab_sim::transport::tcp::TcpSender, Vec<Packet>) {
+    let mut t = TcpSpec::new(0, 1);
+    (t.ecn, t.prr, t.rack, t.init_cwnd_pkts) = (ecn, linux, linux, 10);
+    let (mut s, out) = lone_sender(t);
+    s.tp.snd_ssthresh = 10;
+    (s, out)
+}
+
 fn ece(ack: u32) -> Packet {
     let mut a = ack_packet(ack, &[], 0);
     a.set_flag(Flags::ECE, true);
@@ -24,13 +35,7 @@ fn ece(ack: u32) -> Packet {
 /// at most once per window of data; Linux `tcp_enter_cwr`, `tcp_cwnd_reduction`).
 #[test]
 fn ece_reduces_the_window_once_per_window_and_the_next_segment_carries_cwr() {
-    let mut t = TcpSpec::new(0, 1);
-    t.ecn = true;
-    t.prr = true;
-    t.rack = true;
-    t.init_cwnd_pkts = 10;
-    let (mut s, mut out) = lone_sender(t);
-    s.tp.snd_ssthresh = 10;
+    let (mut s, mut out) = sender(true, true);
     assert_eq!(out.len(), 10);
     assert!(out.iter().all(|p| p.ecn == Ecn::ECT0 && !p.has(Flags::CWR)), "new data is ECT(0)");
     out.clear();
@@ -65,13 +70,7 @@ fn ece_reduces_the_window_once_per_window_and_the_next_segment_carries_cwr() {
 /// Without PRR (ns-2's agents), ECE halves cwnd at once (RFC 3168 §6.1.2), once per window.
 #[test]
 fn without_prr_ece_halves_cwnd_at_once() {
-    let mut t = TcpSpec::new(0, 1);
-    t.ecn = true;
-    t.prr = false;
-    t.rack = false;
-    t.init_cwnd_pkts = 10;
-    let (mut s, mut out) = lone_sender(t);
-    s.tp.snd_ssthresh = 10;
+    let (mut s, mut out) = sender(true, false);
     s.on_ack(&ece(1), 100 * MS, &mut out);
     assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (5, 5));
     s.on_ack(&ece(2), 101 * MS, &mut out);
@@ -81,11 +80,8 @@ fn without_prr_ece_halves_cwnd_at_once() {
 /// A sender without ECN ignores ECE, and its data is not ECN-capable.
 #[test]
 fn without_ecn_data_is_not_ect_and_ece_is_ignored() {
-    let mut t = TcpSpec::new(0, 1);
-    t.init_cwnd_pkts = 10;
-    let (mut s, mut out) = lone_sender(t);
+    let (mut s, mut out) = sender(false, true);
     assert!(out.iter().all(|p| p.ecn == Ecn::NOT_ECT));
-    s.tp.snd_ssthresh = 10;
     s.on_ack(&ece(1), 100 * MS, &mut out);
     assert_eq!((s.ca_state(), s.tp.snd_ssthresh, s.stats.ecn_reductions), (CaState::Open, 10, 0));
 }
