@@ -1,5 +1,6 @@
-"""ECN (``[tcp] ecn``, and ``ecn`` in the RED, CoDel, PIE and FQ-CoDel tables): marks instead of
-drops in the simulator, its keys and errors, and the marks as tshark reads them (docs/ecn.md)."""
+"""ECN (``[tcp] ecn``, a DCCP flow's ``ecn``, and ``ecn`` in the RED, CoDel, PIE and FQ-CoDel
+tables): marks instead of drops in the simulator, its keys and errors, and the marks as tshark
+reads them (docs/ecn.md)."""
 
 from __future__ import annotations
 
@@ -118,3 +119,64 @@ def test_tshark_reads_the_marks_and_the_echo(tmp_path: Path) -> None:
     syns = tshark(pcap, "tcp.flags.ack", "tcp.flags.ece", "tcp.flags.cwr", where="tcp.flags.syn == 1")
     assert len(syns) == 4
     assert {tuple(r) for r in syns[["tcp.flags.ack", "tcp.flags.ece", "tcp.flags.cwr"]].to_numpy()} == {("0", "1", "1"), ("1", "1", "0")}
+
+
+def _dccp(queue: str, ecn: bool | None, rtt: str = "40ms", against: str = "ccid2", duration: str = "20s", rate: str = "20Mbps",
+          buffer: str = "400pkt", start: str = "1s", seed: int = 1) -> Scenario:
+    """A CCID 2 flow and an ``against`` flow (from ``start``) through ``queue`` with its ``ecn``
+    on, both flows ECN-capable or not."""
+    flag = {} if ecn is None else {"ecn": ecn}
+    return Scenario.model_validate(
+        {"name": "dccp-ecn", "duration": duration, "seed": seed, "window": "5s:" + duration,
+         "topology": {"bottleneck": rate, "rtt": rtt, "buffer": buffer, "queue": queue, queue: {"ecn": True}},
+         "flows": [{"variant": "ccid2"} | flag, {"variant": against, "start": start} | flag]}
+    )
+
+
+@pytest.mark.parametrize("queue", ["codel", "red"])
+def test_ccid2_with_ecn_halves_on_the_marks_its_ack_vector_reports(queue: str) -> None:
+    # RFC 4341 §5: with ECN the AQM's drops of two CCID 2 flows become marks, the receivers report
+    # them in their Ack Vectors (state 1), and each sender halves its window once per window on
+    # them: no datagram lost, as many marks counted by the flows as by the queue, and the packets
+    # conserved (sent = delivered + dropped + still in the network).
+    drops = tcplab.simulate(_dccp(queue, None))
+    marks = tcplab.simulate(_dccp(queue, True))
+    qd, qm = drops.queues.iloc[0], marks.queues.iloc[0]
+    assert qd.early_drop_pkts > 10 and qd.marked_pkts == 0 and drops.flows.recoveries.sum() > 10
+    assert drops.flows.marked_pkts.sum() == 0 and drops.flows.ecn_reductions.sum() == 0
+    assert qm.dropped_pkts == 0 and qm.marked_pkts > 10, qm
+    f = marks.flows
+    assert f.dropped_pkts.sum() == 0 and f.recoveries.sum() == 0
+    assert f.marked_pkts.sum() == qm.marked_pkts
+    assert (f.ecn_reductions > 0).all() and (f.ecn_reductions <= f.marked_pkts).all()
+    assert (f.sent_pkts == f.delivered_pkts + f.dropped_pkts + f.in_flight_pkts).all()
+    # The link carries as much as with drops (1424 B of payload per 1500 B packet), as fairly.
+    assert marks.summary().throughput_mbps.sum() > 0.97 * drops.summary().throughput_mbps.sum() > 17
+    assert marks.jain() > 0.9
+
+
+def test_ccid2_without_ecn_is_dropped_by_a_marking_aqm_and_keeps_its_run_key() -> None:
+    r = tcplab.simulate(_dccp("codel", None))
+    assert r.queues.iloc[0].marked_pkts == 0 and r.flows.marked_pkts.sum() == 0
+    spec = _dccp("codel", None).to_engine_spec()
+    assert all("ecn" not in f for f in spec["flows"])
+    assert all(f["ecn"] is True for f in _dccp("codel", True).to_engine_spec()["flows"])
+    assert "ecn" not in str(scenario_json(_dccp("codel", None))["flows"])
+
+
+@pytest.mark.parametrize("queue", ["red", "codel"])
+def test_ecn_raises_ccid2s_share_against_newreno_at_a_long_rtt(queue: str) -> None:
+    # Paper 003's open question (§V), one cell of experiments/paper003-ecn.toml: its set-up (100
+    # Mb/s, 1-BDP buffer, NewReno from 30 s, 300 s, throughput over 60-300 s) at 200 ms. Without
+    # ECN the AQM's drops cost CCID 2, which never retransmits, more than NewReno; with ECN most
+    # drops become marks (RED still drops above max_thresh) and CCID 2 carries more: 25.6-27.5 ->
+    # 29.1-31.4 Mb/s through RED, 27.6 -> 31.7-36.1 through CoDel, seeds 1-8.
+    def run(ecn: bool) -> tcplab.Result:
+        return tcplab.simulate(_dccp(queue, ecn, rtt="200ms", against="newreno", duration="300s", rate="100Mbps", buffer="1bdp", start="30s"))
+
+    plain, ecn = run(False), run(True)
+    assert 3 * ecn.flows.dropped_pkts.sum() < plain.flows.dropped_pkts.sum()
+    assert ecn.flows.marked_pkts.sum() > 10
+    ccid2 = [r.summary("60s:300s").throughput_mbps[0] for r in (plain, ecn)]
+    assert ccid2[1] > 1.05 * ccid2[0], ccid2
+    assert ecn.jain("60s:300s") > 0.95

@@ -825,6 +825,9 @@ class DccpFlow(_Flow):
     ack_ratio: Literal["rfc4341", "linux"] = Field(
         "rfc4341", description="Ack Ratio rule: RFC 4341 Ack congestion control (Linux 2.6.22) or Linux ≥ 2.6.38 (10–20 Acks per window)"
     )
+    ecn: Optional[bool] = Field(
+        None, description="ECN (RFC 4340 §12, RFC 4341 §5): data and Acks are sent ECN-capable, the receiver reports CE-marked packets in its Ack Vector, and the sender halves its window on them once per window, as on a loss; an AQM with ecn marks such packets instead of dropping them (default false; see docs/ecn.md)"
+    )
 
     #: Headers of a data packet: IP 20, DCCP 16 + 8, and 32 B of options (engine spec).
     HEADER_BYTES: ClassVar[int] = 76
@@ -1115,6 +1118,7 @@ class Scenario(_Model):
                 "packet_bytes": flow.packet_size.bytes,
                 "header_bytes": DccpFlow.HEADER_BYTES,
                 "ack_ratio_policy": flow.ack_ratio,
+                **({"ecn": True} if flow.ecn else {}),
             }
         variant = variants.resolve(flow.variant)
         tcp = self.tcp_settings(flow)

@@ -633,12 +633,14 @@ impl Simulation {
         // DCCP: window reductions on loss (CCID 2 has no recovery state).
         flows.push("recoveries", count(&|fl, _| tcp(fl, &|s| s.stats.recoveries, &|d| d.stats.congestion_events)));
         flows.push("recovery_ns", count(&|fl, _| tcp(fl, &|s| s.stats.recovery_ns, &|_| 0)));
-        // ECN: the flow's data that arrived marked CE, and the sender's window reductions on ECE.
+        // ECN: the flow's data that arrived marked CE, and the sender's window reductions on
+        // ECE (DCCP: on marks its Ack Vector reported).
         flows.push("marked_pkts", count(&|fl, _| match &fl.ends {
             Endpoints::Tcp { receiver, .. } => receiver.stats.ce_pkts,
-            _ => 0,
+            Endpoints::Dccp { receiver, .. } => receiver.stats.ce_pkts,
+            Endpoints::Cbr { .. } => 0,
         }));
-        flows.push("ecn_reductions", count(&|fl, _| tcp(fl, &|s| s.stats.ecn_reductions, &|_| 0)));
+        flows.push("ecn_reductions", count(&|fl, _| tcp(fl, &|s| s.stats.ecn_reductions, &|d| d.stats.ecn_reductions)));
         let owd = |q: &dyn Fn(&crate::measure::Histogram) -> f64| {
             Column::F64(self.flows.iter().map(|fl| q(match &fl.ends {
                 Endpoints::Tcp { receiver, .. } => &receiver.stats.owd,

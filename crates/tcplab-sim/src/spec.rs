@@ -779,6 +779,11 @@ pub struct DccpSpec {
     /// under the "linux" policy.
     #[serde(default = "default_seq_window")]
     pub seq_window_pkts: u32,
+    /// ECN (RFC 4340 §12, RFC 4341 §5): data and Acks leave ECN-capable (ECT(0)), the receiver
+    /// reports CE-marked packets in its Ack Vector, and the sender halves its window on them
+    /// once per window, as on a loss.
+    #[serde(default)]
+    pub ecn: bool,
     #[serde(default = "default_min_rto")]
     pub min_rto_ns: Nanos,
     #[serde(default = "default_dccp_initial_rto")]

@@ -73,10 +73,55 @@ impl Ecn {
 /// Up to four SACK blocks (RFC 2018: at most 3 fit beside the timestamp option, 4 without).
 pub const MAX_SACK_BLOCKS: usize = 4;
 
-/// Runs an Ack Vector carries at most: alternately received and not received, from the
-/// Acknowledgement Number down (see `transport::dccp::AckVector`). Seven keep a packet within
-/// 96 bytes: four received runs around three holes.
+/// Runs an Ack Vector carries at most, from the Acknowledgement Number down (see
+/// `transport::dccp::AckVector`). Seven keep a packet within 80 bytes: four received runs
+/// around three holes.
 pub const MAX_ACKVEC_RUNS: usize = 7;
+
+/// The state of an Ack Vector run (RFC 4340 §11.4: the two high bits of each byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RunState {
+    Received = 0,
+    /// Received with the IP header's ECN field set to CE.
+    Marked = 1,
+    NotReceived = 3,
+}
+
+/// One Ack Vector run: `len` consecutive packets in one state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub state: RunState,
+    pub len: u16,
+}
+
+impl Run {
+    pub const fn received(len: u16) -> Run {
+        Run { state: RunState::Received, len }
+    }
+
+    pub const fn marked(len: u16) -> Run {
+        Run { state: RunState::Marked, len }
+    }
+
+    pub const fn not_received(len: u16) -> Run {
+        Run { state: RunState::NotReceived, len }
+    }
+
+    /// The run in one 32-bit word of the packet: the state above the length.
+    fn word(self) -> u32 {
+        (self.state as u32) << 16 | self.len as u32
+    }
+
+    fn of_word(w: u32) -> Run {
+        let state = match w >> 16 {
+            0 => RunState::Received,
+            1 => RunState::Marked,
+            _ => RunState::NotReceived,
+        };
+        Run { state, len: w as u16 }
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
@@ -175,26 +220,25 @@ impl Packet {
         &self.sack[..self.n_sack as usize]
     }
 
-    /// DCCP-Ack: the Ack Vector's run lengths in packets, alternately received and not
-    /// received, starting with the received run that ends at `ack` (RFC 4340 §11.4).
+    /// DCCP-Ack: the Ack Vector's runs, from the one that ends at `ack` down (RFC 4340 §11.4).
     pub fn ackvec_runs(&self) -> AckVecRuns {
-        let mut runs = [0u16; MAX_ACKVEC_RUNS];
+        let mut runs = [Run::received(0); MAX_ACKVEC_RUNS];
         for (i, r) in runs.iter_mut().enumerate().take(self.n_sack as usize) {
             let pair = self.sack[i / 2];
-            *r = (if i % 2 == 0 { pair.0 } else { pair.1 }) as u16;
+            *r = Run::of_word(if i % 2 == 0 { pair.0 } else { pair.1 });
         }
         AckVecRuns { runs, n: self.n_sack as usize }
     }
 
     /// DCCP-Ack: store the Ack Vector's runs (at most `MAX_ACKVEC_RUNS`).
-    pub fn set_ackvec(&mut self, runs: &[u16]) {
+    pub fn set_ackvec(&mut self, runs: &[Run]) {
         debug_assert!(runs.len() <= MAX_ACKVEC_RUNS);
         for (i, &r) in runs.iter().enumerate() {
             let pair = &mut self.sack[i / 2];
             if i % 2 == 0 {
-                pair.0 = r as u32;
+                pair.0 = r.word();
             } else {
-                pair.1 = r as u32;
+                pair.1 = r.word();
             }
         }
         self.n_sack = runs.len() as u8;
@@ -231,13 +275,13 @@ impl Packet {
 /// An Ack Vector's runs, copied out of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckVecRuns {
-    runs: [u16; MAX_ACKVEC_RUNS],
+    runs: [Run; MAX_ACKVEC_RUNS],
     n: usize,
 }
 
 impl std::ops::Deref for AckVecRuns {
-    type Target = [u16];
-    fn deref(&self) -> &[u16] {
+    type Target = [Run];
+    fn deref(&self) -> &[Run] {
         &self.runs[..self.n]
     }
 }

@@ -11,12 +11,16 @@
 //! - Ack Ratio (RFC 4341 §6.1.2), never above ⌈cwnd/2⌉: by default RFC 4341's Ack congestion
 //!   control (doubled in a window with lost Acks, down by 1 after cwnd/(R² − R) windows
 //!   without; Linux 2.6.22), or today's Linux rule, about 10–20 Acks per window (RFC 4340 §7.5.2);
+//! - ECN (RFC 4341 §5, RFC 4340 §12), with `ecn`: data and Acks leave ECT(0); a packet the Ack
+//!   Vector reports ECN-marked counts as acknowledged and halves the window as a loss does, once
+//!   per window (Linux `ccid2_hc_tx_packet_recv`); a CE-marked Ack counts as a lost Ack for Ack
+//!   Ratio (RFC 4341 §6.1.2);
 //! - no retransmission: a lost datagram is gone.
 
 use std::collections::VecDeque;
 
 use crate::ids::{FlowId, NodeId};
-use crate::net::packet::{Kind, Packet};
+use crate::net::packet::{Ecn, Kind, Packet, RunState};
 use crate::spec::{AckRatioPolicy, DccpSpec};
 use crate::time::Nanos;
 use crate::transport::dccp::AckVector;
@@ -146,6 +150,8 @@ pub struct Ccid2Stats {
     pub lost_pkts: u64,
     /// Window reductions on loss (each halves cwnd).
     pub congestion_events: u64,
+    /// Window reductions on an ECN mark (each halves cwnd).
+    pub ecn_reductions: u64,
     pub rto_count: u64,
     pub acks_received: u64,
 }
@@ -166,6 +172,8 @@ pub struct Ccid2Sender {
     /// Ack Ratio this side asks of the receiver (RFC 4340 §11.3).
     pub ack_ratio: u32,
     policy: AckRatioPolicy,
+    /// Data leaves ECN-capable (ECT(0)) and marks reported in the Ack Vector halve the window.
+    ecn: bool,
     /// The receiver's Sequence Window (RFC 4340 §7.5.2), packets.
     seq_window: u32,
     /// Sequence number of the last DCCP-Ack received (Ack loss detection, RFC 4341 §6.1.2).
@@ -205,6 +213,7 @@ impl Ccid2Sender {
             // `ccid2_hc_tx_init`: the Ack Ratio in force, at most ⌈cwnd/2⌉.
             ack_ratio: bounded_ack_ratio(spec.init_ack_ratio, cwnd),
             policy: spec.ack_ratio_policy,
+            ecn: spec.ecn,
             seq_window: spec.seq_window_pkts,
             last_ack_seq: None,
             ack_loss: false,
@@ -278,10 +287,10 @@ impl Ccid2Sender {
         }
     }
 
-    /// RFC 4341 §6.1.2: a gap in the Acks' sequence numbers is Ack loss; double Ack Ratio,
-    /// once per window.
-    fn ack_ratio_on_ack(&mut self, ack_seq: u32) {
-        let lost = self.last_ack_seq.is_some_and(|l| ack_seq > l.wrapping_add(1));
+    /// RFC 4341 §6.1.2: a gap in the Acks' sequence numbers is Ack loss, and a CE-marked Ack
+    /// counts as one; double Ack Ratio, once per window.
+    fn ack_ratio_on_ack(&mut self, ack_seq: u32, marked: bool) {
+        let lost = marked || self.last_ack_seq.is_some_and(|l| ack_seq > l.wrapping_add(1));
         if self.last_ack_seq.is_none_or(|l| ack_seq > l) {
             self.last_ack_seq = Some(ack_seq);
         }
@@ -299,6 +308,9 @@ impl Ccid2Sender {
             p.ack = self.high_ack.map_or(0, |h| h + 1);
             p.set_ack_ratio(self.ack_ratio as u16);
             p.ts_val_ns = now;
+            if self.ecn {
+                p.ecn = Ecn::ECT0;
+            }
             self.next_seq += 1;
             self.hist.push_back(SentPacket { sent_ns: now, acked: false });
             self.pipe += 1;
@@ -348,23 +360,24 @@ impl Ccid2Sender {
         self.rtt.sample(now - sent_ns, self.high_ack.unwrap_or(0), gss);
     }
 
-    /// Linux `ccid2_congestion_event`: halve the window, once for the losses of one window.
-    fn congestion_event(&mut self, sent_ns: Nanos, now: Nanos) {
+    /// Linux `ccid2_congestion_event`: halve the window, once for the losses and marks of one
+    /// window; true when it did.
+    fn congestion_event(&mut self, sent_ns: Nanos, now: Nanos) -> bool {
         if sent_ns < self.last_cong_ns {
-            return; // sent before the last reduction: the same loss event
+            return false; // sent before the last reduction: the same congestion event
         }
         self.last_cong_ns = now;
         self.cwnd = (self.cwnd / 2).max(1);
         self.ssthresh = self.cwnd.max(2);
-        self.stats.congestion_events += 1;
         self.check_ack_ratio();
+        true
     }
 
     /// A DCCP-Ack arrived (`ccid2_hc_tx_packet_recv`).
     pub fn on_ack(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
         self.stats.acks_received += 1;
         if self.policy == AckRatioPolicy::Rfc4341 {
-            self.ack_ratio_on_ack(p.seq);
+            self.ack_ratio_on_ack(p.seq, p.ecn == Ecn::CE);
         }
         if !self.hist.is_empty() && p.ack < self.next_seq {
             self.process_ack(p, now);
@@ -379,9 +392,10 @@ impl Ccid2Sender {
         }
         let mut maxincr = if self.cwnd < self.ssthresh { self.ack_ratio.div_ceil(2) } else { 0 };
 
-        // Mark what the Ack Vector reports received, highest first, as Linux walks it.
+        // Mark what the Ack Vector reports received, highest first, as Linux walks it; a
+        // packet reported ECN-marked is acknowledged too, and is a congestion event.
         let last = self.next_seq - 1;
-        for (lo, hi) in AckVector::received(ackno, &p.ackvec_runs()) {
+        for (lo, hi, state) in AckVector::reported(ackno, &p.ackvec_runs()) {
             if hi < self.tail {
                 break;
             }
@@ -391,7 +405,13 @@ impl Ccid2Sender {
                     e.acked = true;
                     self.pipe -= 1;
                     let sent = e.sent_ns;
-                    self.new_ack(sent, &mut maxincr, now);
+                    if state == RunState::Marked {
+                        if self.congestion_event(sent, now) {
+                            self.stats.ecn_reductions += 1;
+                        }
+                    } else {
+                        self.new_ack(sent, &mut maxincr, now);
+                    }
                 }
             }
         }
@@ -419,7 +439,9 @@ impl Ccid2Sender {
                 if !e.acked {
                     self.stats.lost_pkts += 1;
                     self.pipe -= 1;
-                    self.congestion_event(e.sent_ns, now);
+                    if self.congestion_event(e.sent_ns, now) {
+                        self.stats.congestion_events += 1;
+                    }
                 }
             }
             self.hist.drain(..idx);
@@ -454,7 +476,7 @@ impl Ccid2Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::MAX_ACKVEC_RUNS;
+    use crate::net::packet::{Run, MAX_ACKVEC_RUNS};
     use crate::time::NS_PER_MS;
 
     fn spec(extra: serde_json::Value) -> DccpSpec {
@@ -463,8 +485,14 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    /// A DCCP-Ack with Acknowledgement Number `ackno` and these runs.
-    fn ack(ackno: u32, runs: &[u16]) -> Packet {
+    /// A DCCP-Ack with Acknowledgement Number `ackno` and these run lengths, alternately
+    /// received and not received.
+    fn ack(ackno: u32, lens: &[u16]) -> Packet {
+        let runs: Vec<Run> = lens.iter().enumerate().map(|(i, &l)| if i % 2 == 0 { Run::received(l) } else { Run::not_received(l) }).collect();
+        ack_of(ackno, &runs)
+    }
+
+    fn ack_of(ackno: u32, runs: &[Run]) -> Packet {
         let mut p = Packet::new(FlowId(0), NodeId(0), Kind::DccpAck, 48);
         p.ack = ackno;
         p.set_ackvec(runs);
@@ -633,5 +661,55 @@ mod tests {
         s.on_ack(&ack(8, &[9]), 3_200 * NS_PER_MS, &mut out);
         assert_eq!(s.pipe, s.cwnd);
         assert_eq!(s.rtt.srtt_ns(), 200 * NS_PER_MS);
+    }
+
+    #[test]
+    fn with_ecn_data_leaves_ect0_and_without_it_does_not() {
+        let (_, out) = sender(4);
+        assert!(out.iter().all(|p| p.ecn == Ecn::NOT_ECT));
+        let mut s = Ccid2Sender::new(FlowId(0), NodeId(1), &spec(serde_json::json!({"init_cwnd_pkts": 4, "ecn": true})));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|p| p.ecn == Ecn::ECT0));
+    }
+
+    #[test]
+    fn a_marked_packet_is_acknowledged_and_halves_the_window_once_per_window() {
+        let (mut s, mut out) = sender(20);
+        s.ssthresh = 10; // congestion avoidance
+        let srtt_before = s.rtt.srtt_ns();
+        // 0–3 received, 4 marked, 5–7 received: 4 leaves the pipe, the window halves, no loss.
+        s.on_ack(&ack_of(7, &[Run::received(3), Run::marked(1), Run::received(4)]), 10 * NS_PER_MS, &mut out);
+        assert_eq!((s.stats.ecn_reductions, s.stats.congestion_events, s.stats.lost_pkts), (1, 0, 0));
+        assert_eq!((s.cwnd, s.ssthresh), (10, 10));
+        // 20 sent, 8 acknowledged (the marked one too): 12 in flight, above cwnd: nothing sent.
+        assert_eq!((s.pipe, out.len()), (12, 20));
+        assert!(s.rtt.srtt_ns() > srtt_before, "the unmarked packets gave RTT samples");
+        // Another mark, on a packet sent before the reduction: the same congestion event.
+        s.on_ack(&ack_of(10, &[Run::received(1), Run::marked(1), Run::received(1), Run::marked(1), Run::received(7)]), 11 * NS_PER_MS, &mut out);
+        assert_eq!((s.stats.ecn_reductions, s.cwnd), (1, 10));
+        // 9 in flight after it, below cwnd 10: packet 20 goes out (at 11 ms, after the reduction).
+        assert_eq!((s.pipe, out.len(), out[20].seq), (10, 21, 20));
+        // The marked packets count as acknowledged for NUMDUPACK: nothing below 10 is lost.
+        assert_eq!(s.stats.lost_pkts, 0);
+        // Packet 20 arrives marked: sent after the reduction, so a second halving.
+        s.on_ack(&ack_of(20, &[Run::marked(1), Run::not_received(9), Run::received(11)]), 20 * NS_PER_MS, &mut out);
+        assert_eq!((s.stats.ecn_reductions, s.cwnd, s.ssthresh), (2, 5, 5));
+    }
+
+    #[test]
+    fn a_marked_ack_counts_as_a_lost_ack_for_ack_ratio() {
+        let (mut s, mut out) = sender(30);
+        s.ack_ratio = 2;
+        let mut a = ack(0, &[1]);
+        a.seq = 0;
+        s.on_ack(&a, NS_PER_MS, &mut out);
+        assert_eq!(s.ack_ratio, 2);
+        let mut a = ack(1, &[2]);
+        a.seq = 1; // no gap, but CE-marked
+        a.ecn = Ecn::CE;
+        s.on_ack(&a, 2 * NS_PER_MS, &mut out);
+        assert_eq!(s.ack_ratio, 4);
     }
 }
