@@ -1,5 +1,5 @@
-"""ECN (``[tcp] ecn``, a DCCP flow's ``ecn``, and ``ecn`` in the RED, CoDel, PIE and FQ-CoDel
-tables): marks instead of drops in the simulator, its keys and errors, and the marks as tshark
+"""ECN (``[tcp] ecn``, a DCCP flow's ``ecn``, and ``ecn`` in the RED, CoDel, PIE, FQ-CoDel and
+FQ-PIE tables): marks instead of drops in the simulator, its keys and errors, and the marks as tshark
 reads them (docs/ecn.md)."""
 
 from __future__ import annotations
@@ -46,6 +46,22 @@ def test_an_aqm_with_ecn_marks_where_it_dropped_and_nothing_is_retransmitted(que
     assert marks.summary().throughput_mbps.sum() > 18
 
 
+def test_fq_pie_marks_below_its_ecn_prob_and_drops_above_it() -> None:
+    # FQ-PIE marks only while a flow's own probability is at most ecn_prob (10%). The first
+    # CUBIC flow's slow start, alone, drives its PIE above that: 22 drops in the first 2 s, then
+    # marks only (37). With ecn_prob = 100 every early drop is a mark (54), none dropped.
+    marks = tcplab.simulate(_scenario("fq_pie", True, True))
+    q, iv = marks.queues.iloc[0], marks.intervals
+    assert q.marked_pkts > 10 and q.dropped_pkts == q.early_drop_pkts > 0, q
+    assert iv[iv.t_s > 2].dropped_pkts.sum() == 0
+    # Every marked packet reached its receiver but those still on their way at the end.
+    f = marks.flows
+    assert f.marked_pkts.sum() <= q.marked_pkts <= f.marked_pkts.sum() + f.in_flight_pkts.sum()
+    every = tcplab.simulate(_scenario("fq_pie", True, True).override({"topology.fq_pie.ecn_prob": 100}))
+    q = every.queues.iloc[0]
+    assert q.dropped_pkts == 0 and q.marked_pkts > 10 and every.flows.retrans_pkts.sum() == 0
+
+
 def test_flows_without_ecn_are_dropped_by_a_marking_aqm() -> None:
     r = tcplab.simulate(_scenario("codel", None, True))
     q = r.queues.iloc[0]
@@ -66,7 +82,7 @@ def test_ecn_lowers_to_the_engine_spec_only_when_set() -> None:
     assert "ecn" not in plain["topology"]["queue"]["fq_codel"] and all("ecn" not in f for f in plain["flows"])
     spec = _scenario("fq_codel", True, False).to_engine_spec()
     assert spec["topology"]["queue"]["fq_codel"]["ecn"] is False and all(f["ecn"] is True for f in spec["flows"])
-    for queue in ("codel", "pie", "red"):
+    for queue in ("codel", "pie", "red", "fq_pie"):
         assert _scenario(queue, None, True).to_engine_spec()["topology"]["queue"][queue]["ecn"] is True
         assert "ecn" not in _scenario(queue, None, False).to_engine_spec()["topology"]["queue"][queue]
     # A scenario that does not mention ECN keeps its run key: no ECN key in its resolved JSON.

@@ -160,14 +160,14 @@ def _cubic_and(tmp_path: Path, name: str, queue: str, second: str) -> tuple[tcpl
 # FQ-CoDel's floor is lower: the kernel's flows through it carried 19.02, 17.74, 15.99, 19.03,
 # 19.03 and 19.03 Mb/s in six runs (the simulator 19.07); what made two of them short is not known
 # (docs/queues/fq_codel.md).
-@pytest.mark.parametrize(("queue", "most_pkts", "least_mbps"), [("codel", 15, 17), ("pie", 40, 17), ("fq_codel", 15, 14)])
+@pytest.mark.parametrize(("queue", "most_pkts", "least_mbps"), [("codel", 15, 17), ("pie", 40, 17), ("fq_codel", 15, 14), ("fq_pie", 40, 17)])
 def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Path, queue: str, most_pkts: int, least_mbps: float) -> None:
-    """Two kernel CUBIC flows into a 400-packet buffer (10 BDP) through the router's CoDel, PIE or
-    FQ-CoDel: the queue stays short (CoDel's target is 5 ms, 8 packets here; PIE's 15 ms, 25),
-    every drop the discipline's, the link full. With DropTail the same flows keep about 324
+    """Two kernel CUBIC flows into a 400-packet buffer (10 BDP) through the router's CoDel, PIE,
+    FQ-CoDel or FQ-PIE: the queue stays short (CoDel's target is 5 ms, 8 packets here; PIE's 15 ms,
+    25), every drop the discipline's, the link full. With DropTail the same flows keep about 324
     packets queued (30-s runs, 2026-11-28, router and simulator: DropTail 324.4 and 324.6 packets
     on average; CoDel 6.5 and 7.1; PIE 25.3 and 25.9; FQ-CoDel 4.5 (4.0 in a second run) and
-    4.8)."""
+    4.8; FQ-PIE 25.6 and 25.7)."""
     tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "cubic"')
     for name, r in (("testbed", tb), ("simulator", sim)):
         fwd = r.queues.iloc[0]
@@ -178,15 +178,17 @@ def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Pa
     _assert_nothing_left()
 
 
-@pytest.mark.parametrize("queue", ["drr", "fred", "csfq"])
+@pytest.mark.parametrize("queue", ["drr", "fred", "csfq", "fq_pie"])
 def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_and_bbr(tmp_path: Path, queue: str) -> None:
-    """The kernel's CUBIC and BBR into a 400-packet buffer through the router's DRR, FRED or CSFQ:
+    """The kernel's CUBIC and BBR into a 400-packet buffer through the router's DRR, FRED, CSFQ or
+    FQ-PIE:
     each gets half the link. Through DropTail CUBIC takes more (30-s runs, window 8–30 s,
     2026-11-28, router and simulator: DropTail 12.10 / 7.20 and 11.89 / 7.42 Mb/s, JFI 0.94 and
     0.95; DRR 9.87 / 9.44 in both, JFI 0.9995; FRED 9.34 / 9.95 and 9.67 / 9.63, JFI 0.999 and
     1.000, mean queue 83.5 and 82.7 packets; CSFQ 9.49 / 9.82 (9.25 / 10.06 in a second run) and
-    9.31 / 9.99, JFI 0.9997 (0.9982) and 0.9988, mean queue 258.1 (264.6) and 255.4 packets).
-    DRR drops only at the limit; FRED and CSFQ drop before it (every drop, in those runs)."""
+    9.31 / 9.99, JFI 0.9997 (0.9982) and 0.9988, mean queue 258.1 (264.6) and 255.4 packets;
+    FQ-PIE 9.64 / 9.51 and 9.66 / 9.53, JFI 1.0000 in both, mean queue 25.8 and 25.4 packets).
+    DRR drops only at the limit; FRED, CSFQ and FQ-PIE drop before it (every drop, in those runs)."""
     tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "bbr"')
     for name, r in (("testbed", tb), ("simulator", sim)):
         x = r.summary()["throughput_mbps"]

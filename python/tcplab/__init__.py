@@ -16,7 +16,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import metrics, units, variants
-from .config import CbrFlow, CbrSteps, CcSettings, Codel, Csfq, DccpFlow, Drr, Dumbbell, FqCodel, Fred, Graph, Link, Pie, Red, Scenario, TcpFlow, TcpSettings, load_scenario
+from .config import CbrFlow, CbrSteps, CcSettings, Codel, Csfq, DccpFlow, Drr, Dumbbell, FqCodel, FqPie, Fred, Graph, Link, Pie, Red, Scenario, TcpFlow, TcpSettings, load_scenario
 from .engine import engine_version, simulate
 from .errors import EngineError, ScenarioError, TcplabError
 from .result import Result
@@ -38,6 +38,7 @@ __all__ = [
     "Pie",
     "Drr",
     "FqCodel",
+    "FqPie",
     "Fred",
     "Csfq",
     "TcpSettings",

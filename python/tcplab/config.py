@@ -395,6 +395,33 @@ class FqCodel(_Model):
         }
 
 
+class FqPie(_Model):
+    """FQ-PIE's parameters (``queue = "fq_pie"``), defaults those of Linux's ``sch_fq_pie``
+    (``docs/queues/fq_pie.md``)."""
+
+    target: PositiveTime = Field(Time(15_000_000), description="each flow's PIE: the queueing delay it steers towards")
+    tupdate: PositiveTime = Field(Time(15_000_000), description="how often every flow's drop probability is recalculated")
+    alpha: _sixteenths("0.125") = Field(0.125, description="gain on the delay's distance from target, per second of delay")  # type: ignore[valid-type]
+    beta: _sixteenths("1.25") = Field(1.25, description="gain on the delay's change since the last update, per second of delay")  # type: ignore[valid-type]
+    quantum: PositiveSize = Field(Size(1500), description="bytes per flow per round (Linux: the MTU with its Ethernet header, 1514)")
+    mtu: PositiveSize = Field(Size(1500), description="a flow's PIE drops nothing while fewer than two of these are in its queue (Linux: the device's MTU)")
+    ecn: Optional[bool] = Field(None, description="mark ECN-capable packets CE instead of dropping them while the flow's drop probability is at most ecn_prob (Linux ecn); default false, as Linux's fq_pie")
+    ecn_prob: _integer(0, 100) = Field(10, description="percent: the drop probability at or below which ecn marks instead of dropping (Linux ecn_prob)")  # type: ignore[valid-type]
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``fq_pie`` table."""
+        return {
+            "target_ns": self.target.ns,
+            "tupdate_ns": self.tupdate.ns,
+            "alpha": round(self.alpha * 16),
+            "beta": round(self.beta * 16),
+            "quantum_bytes": self.quantum.bytes,
+            "mtu_bytes": self.mtu.bytes,
+            **_ecn_if(self.ecn, False),
+            "ecn_prob": self.ecn_prob,
+        }
+
+
 class Fred(_Thresholds):
     """FRED's parameters (``queue = "fred"``), defaults those of Lin and Morris's paper
     (``docs/queues/fred.md``)."""
@@ -443,15 +470,15 @@ class Csfq(_Model):
         return {"k_ns": self.k.ns, "kc_ns": self.kc.ns, "threshold": self.threshold}
 
 
-QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fred", "csfq"]
+QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq"]
 
 # Each discipline but DropTail, and its parameter table's model (the table has its name).
-_QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fred": Fred, "csfq": Csfq}
+_QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fq_pie": FqPie, "fred": Fred, "csfq": Csfq}
 
 
 class _QueueChoice(_Model):
     """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``,
-    ``fq_codel``, ``fred``, ``csfq``), which only that discipline may have.
+    ``fq_codel``, ``fq_pie``, ``fred``, ``csfq``), which only that discipline may have.
 
     All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
     DropTail scenario's run key is the one it had before tcplab had other disciplines."""
@@ -493,12 +520,13 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fred' or 'csfq'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred' or 'csfq'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
     fq_codel: Optional[FqCodel] = Field(None, description="FQ-CoDel's parameters when queue = 'fq_codel' (default: Linux's)")
+    fq_pie: Optional[FqPie] = Field(None, description="FQ-PIE's parameters when queue = 'fq_pie' (default: Linux's)")
     fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
     csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
@@ -534,12 +562,13 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fred' or 'csfq'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred' or 'csfq'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
     drr: Optional[Drr] = Field(None, description="DRR's parameters when queue = 'drr' (default: ns-2.35's)")
     fq_codel: Optional[FqCodel] = Field(None, description="FQ-CoDel's parameters when queue = 'fq_codel' (default: Linux's)")
+    fq_pie: Optional[FqPie] = Field(None, description="FQ-PIE's parameters when queue = 'fq_pie' (default: Linux's)")
     fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
     csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
     loss: Probability = Field(0.0, description="random loss probability")

@@ -874,6 +874,47 @@ mod tests {
         assert!(codel > 0 && codel < p.stats.dropped_pkts, "{codel} of {} drops CoDel's", p.stats.dropped_pkts);
     }
 
+    /// FQ-PIE in the router: a source at the link's rate and a light one (a
+    /// packet every 4 ms, a quarter of the link) share it; the light one loses nothing, the
+    /// heavy one's PIE drops enough of its packets to hold its own queue near the target, every
+    /// drop charged to it, and the slots all come back.
+    #[test]
+    fn fq_pie_holds_a_heavy_source_to_its_share_and_its_queue_to_the_target() {
+        let mut p = aqm_pipe(QueueSpec::FqPie { limit_pkts: Some(1000), limit_bytes: None, fq_pie: Default::default() });
+        let mut sent = [0u64; 2];
+        let mut now = 0;
+        for step in 0..30_000u64 {
+            now = step * MS / 3;
+            p.service(now, |b| {
+                sent[usize::from(b[14] == 2)] += 1;
+                true
+            });
+            if step % 3 == 0 {
+                offer_from(&mut p, 1, 1500, now);
+            }
+            if step % 12 == 0 {
+                offer_from(&mut p, 2, 1500, now);
+            }
+        }
+        // The heavy source's own PIE holds its queue's delay about the 15-ms target.
+        let heavy = p.queue.fq_pie().expect("FQ-PIE").flow_pie(0).expect("the heavy source's PIE");
+        let delay_ms = heavy.qdelay_ns() as f64 / 1e6;
+        assert!((5.0..30.0).contains(&delay_ms), "the heavy source's delay {delay_ms} ms");
+        p.service(now + 2000 * MS, |b| {
+            sent[usize::from(b[14] == 2)] += 1;
+            true
+        });
+        let s = &p.stats.sources;
+        assert_eq!((s[0].pkts, s[1].pkts), (10_000, 2500));
+        assert_eq!(s[1].dropped, 0, "the light source lost packets");
+        assert_eq!(s[0].dropped, p.stats.dropped_pkts);
+        assert_eq!(p.early_drop_pkts(), p.stats.dropped_pkts, "every drop PIE's, none at the limit");
+        // 10 s at 1000 packets a second: the light source's 2500 and 7500 of the heavy one's.
+        assert_eq!(sent[1], 2500);
+        assert!((7400..7600).contains(&(sent[0] as i64)), "{} of the heavy source's packets sent", sent[0]);
+        assert_eq!(p.free.len(), 256, "every slot is free again");
+    }
+
     /// PIE in the router: the same standing queue (100 packets, then arrivals at the link's
     /// rate) loses arrivals once the burst allowance is spent, until the delay is below the
     /// 15-ms target; the queue's drops are PIE's, charged to their source.

@@ -185,6 +185,56 @@ pub enum QueueSpec {
         #[serde(default)]
         pie: PieSpec,
     },
+    /// FQ-PIE as Linux's `sch_fq_pie` (`docs/queues/fq_pie.md`): a queue and a PIE per flow,
+    /// served by deficit round robin; the limit is shared and drops the arrival.
+    #[serde(rename = "fq_pie")]
+    FqPie {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        fq_pie: FqPieSpec,
+    },
+}
+
+/// FQ-PIE's parameters, defaults those of Linux's `sch_fq_pie`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FqPieSpec {
+    /// Each flow's PIE: `target` (15 ms), `tupdate` (15 ms), `alpha` and `beta` in sixteenths
+    /// (2 and 20), and two `mtu_bytes` of the flow's own queued at least before it drops (1500).
+    #[serde(default = "default_pie_target")]
+    pub target_ns: Nanos,
+    #[serde(default = "default_pie_target")]
+    pub tupdate_ns: Nanos,
+    #[serde(default = "default_pie_alpha")]
+    pub alpha: u32,
+    #[serde(default = "default_pie_beta")]
+    pub beta: u32,
+    #[serde(default = "default_codel_mtu")]
+    pub mtu_bytes: u32,
+    /// `quantum`: bytes per flow per round (Linux: the device's MTU with its header, 1514; 1500
+    /// IP bytes as tcplab counts packets).
+    #[serde(default = "default_codel_mtu")]
+    pub quantum_bytes: u32,
+    /// `ecn`: an early drop of an ECN-capable packet becomes a CE mark while the flow's drop
+    /// probability is at most `ecn_prob` percent (Linux's defaults: off, 10).
+    #[serde(default)]
+    pub ecn: bool,
+    #[serde(default = "default_fq_pie_ecn_prob")]
+    pub ecn_prob: u32,
+}
+
+impl Default for FqPieSpec {
+    /// Every key at its serde default (Linux's), as an empty `fq_pie` table reads.
+    fn default() -> Self {
+        serde_defaults()
+    }
+}
+
+fn default_fq_pie_ecn_prob() -> u32 {
+    10
 }
 
 /// FQ-CoDel's parameters, defaults those of Linux's `sch_fq_codel` (and RFC 8290).
@@ -954,6 +1004,22 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
                 }
             }
             ("pie", limit_pkts, limit_bytes)
+        }
+        QueueSpec::FqPie { limit_pkts, limit_bytes, fq_pie: f } => {
+            for (name, v) in [("target_ns", f.target_ns), ("tupdate_ns", f.tupdate_ns), ("quantum_bytes", f.quantum_bytes as u64)] {
+                if v == 0 {
+                    return Err(SpecError::new(format!("{field}.fq_pie.{name}"), v, "above 0"));
+                }
+            }
+            for (name, v) in [("alpha", f.alpha), ("beta", f.beta)] {
+                if v > 32 {
+                    return Err(SpecError::new(format!("{field}.fq_pie.{name}"), v, "sixteenths from 0 to 32 (0 to 2)"));
+                }
+            }
+            if f.ecn_prob > 100 {
+                return Err(SpecError::new(format!("{field}.fq_pie.ecn_prob"), f.ecn_prob, "a percentage from 0 to 100"));
+            }
+            ("fq_pie", limit_pkts, limit_bytes)
         }
     };
     match (limit_pkts, limit_bytes) {

@@ -1,13 +1,14 @@
 //! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's, PIE's, FRED's and
 //! CSFQ's admission of arrivals to it ([`Red`], [`Pie`], [`Fred`], [`Csfq`]), CoDel's drops at its
-//! head ([`Codel`]), and DRR's and FQ-CoDel's queues per source beside it ([`Drr`], [`FqCodel`]);
-//! [`Queue`] joins them without dynamic dispatch.
+//! head ([`Codel`]), and DRR's, FQ-CoDel's and FQ-PIE's queues per source beside it ([`Drr`],
+//! [`FqCodel`], [`FqPie`]); [`Queue`] joins them without dynamic dispatch.
 
 mod codel;
 mod csfq;
 mod droptail;
 mod drr;
 mod fq_codel;
+mod fq_pie;
 mod fred;
 mod pie;
 mod red;
@@ -17,6 +18,7 @@ pub use csfq::Csfq;
 pub use droptail::DropTail;
 pub use drr::Drr;
 pub use fq_codel::FqCodel;
+pub use fq_pie::FqPie;
 pub use fred::Fred;
 pub use pie::Pie;
 pub use red::{Red, RedParams};
@@ -26,7 +28,7 @@ use crate::rng::Rng;
 use crate::spec::QueueSpec;
 use crate::time::Nanos;
 
-/// The source a per-flow discipline (DRR, FQ-CoDel, FRED, CSFQ) keeps state for: a flow in one
+/// The source a per-flow discipline (DRR, FQ-CoDel, FQ-PIE, FRED, CSFQ) keeps state for: a flow in one
 /// direction, its data (or datagrams) apart from the acknowledgements coming back.
 #[inline]
 fn source_key(pkt: &Packet) -> usize {
@@ -77,6 +79,7 @@ pub enum Aqm {
     Pie(Pie),
     Drr(Drr),
     FqCodel(FqCodel),
+    FqPie(FqPie),
     Fred(Fred),
     Csfq(Csfq),
 }
@@ -100,13 +103,14 @@ impl Queue {
                 (limit_pkts, limit_bytes, Some(Aqm::Fred(Fred::new(fred, rate_bps, buffer, rng))))
             }
             QueueSpec::Csfq { limit_pkts, limit_bytes, csfq } => (limit_pkts, limit_bytes, Some(Aqm::Csfq(Csfq::new(csfq, rate_bps, rng)))),
+            QueueSpec::FqPie { limit_pkts, limit_bytes, fq_pie } => (limit_pkts, limit_bytes, Some(Aqm::FqPie(FqPie::new(fq_pie, rng)))),
         };
         Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), aqm: aqm.map(Box::new) }
     }
 
-    /// Packets the manager dropped (RED's and PIE's early drops, CoDel's and FQ-CoDel's drops at
-    /// the head, FRED's and CSFQ's drops of arrivals), apart from the limit's; 0 for DropTail and
-    /// DRR (whose drops are all the limit's).
+    /// Packets the manager dropped (RED's, PIE's and FQ-PIE's early drops, CoDel's and FQ-CoDel's
+    /// drops at the head, FRED's and CSFQ's drops of arrivals), apart from the limit's; 0 for
+    /// DropTail and DRR (whose drops are all the limit's).
     pub fn early_drops(&self) -> u64 {
         match self.aqm.as_deref() {
             None => 0,
@@ -115,19 +119,21 @@ impl Queue {
             Some(Aqm::Pie(p)) => p.drops(),
             Some(Aqm::Drr(_)) => 0,
             Some(Aqm::FqCodel(f)) => f.codel_drops(),
+            Some(Aqm::FqPie(f)) => f.pie_drops(),
             Some(Aqm::Fred(f)) => f.drops(),
             Some(Aqm::Csfq(c)) => c.drops(),
         }
     }
 
-    /// Packets the manager marked CE instead of dropping them (ECN: RED, PIE, CoDel and
-    /// FQ-CoDel with `ecn`); 0 for the others.
+    /// Packets the manager marked CE instead of dropping them (ECN: RED, PIE, CoDel, FQ-CoDel
+    /// and FQ-PIE with `ecn`); 0 for the others.
     pub fn marks(&self) -> u64 {
         match self.aqm.as_deref() {
             Some(Aqm::Red(r)) => r.marks(),
             Some(Aqm::Codel(c)) => c.marks(),
             Some(Aqm::Pie(p)) => p.marks(),
             Some(Aqm::FqCodel(f)) => f.codel_marks(),
+            Some(Aqm::FqPie(f)) => f.pie_marks(),
             _ => 0,
         }
     }
@@ -144,6 +150,14 @@ impl Queue {
     pub fn pie(&self) -> Option<&Pie> {
         match self.aqm.as_deref() {
             Some(Aqm::Pie(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// FQ-PIE's state, when the queue has FQ-PIE.
+    pub fn fq_pie(&self) -> Option<&FqPie> {
+        match self.aqm.as_deref() {
+            Some(Aqm::FqPie(f)) => Some(f),
             _ => None,
         }
     }
@@ -192,6 +206,7 @@ impl Aqm {
             Aqm::Csfq(csfq) => return csfq.enqueue(fifo, pkt, now_ns),
             Aqm::Drr(drr) => return drr.enqueue(fifo, pkt),
             Aqm::FqCodel(fq) => return fq.enqueue(fifo, pkt),
+            Aqm::FqPie(fq) => return fq.enqueue(fifo, pkt, now_ns),
         };
         if admitted {
             fifo.enqueue(pkt, now_ns)
@@ -212,6 +227,7 @@ impl Aqm {
             // Queued and served at once: its source joins and leaves the round as it was.
             Aqm::Drr(_) => {}
             Aqm::FqCodel(fq) => fq.pass(pkt),
+            Aqm::FqPie(fq) => fq.pass(pkt, now_ns),
             Aqm::Fred(fred) => {
                 if !fred.admit(pkt, 0, false, now_ns) {
                     return false;
@@ -237,6 +253,7 @@ impl Aqm {
             Aqm::Pie(pie) => pie.dequeue(fifo, now_ns),
             Aqm::Drr(drr) => drr.dequeue(fifo),
             Aqm::FqCodel(fq) => fq.dequeue(fifo, now_ns),
+            Aqm::FqPie(fq) => fq.dequeue(fifo, now_ns),
             Aqm::Fred(fred) => {
                 let pkt = fifo.dequeue(now_ns)?;
                 fred.departed(&pkt, fifo.len_pkts(), now_ns);
@@ -282,6 +299,7 @@ impl QueueDisc for Queue {
         match self.aqm.as_deref() {
             Some(Aqm::Drr(d)) => d.for_each(f),
             Some(Aqm::FqCodel(q)) => q.for_each(f),
+            Some(Aqm::FqPie(q)) => q.for_each(f),
             _ => {}
         }
     }

@@ -57,6 +57,9 @@ pub struct Pie {
     beta: u32,
     mtu_bytes: u64,
     ecn: bool,
+    /// The probability at or below which an early drop of an ECN-capable packet becomes a mark
+    /// (`sch_pie`: 10%; `sch_fq_pie`: its `ecn_prob`).
+    ecn_max_prob: u64,
     /// The current and previous delay, in ticks.
     qdelay: u64,
     qdelay_old: u64,
@@ -80,6 +83,7 @@ impl Pie {
             beta: spec.beta,
             mtu_bytes: spec.mtu_bytes as u64,
             ecn: spec.ecn,
+            ecn_max_prob: MAX_PROB / 10,
             qdelay: 0,
             qdelay_old: 0,
             burst_time: BURST_TICKS,
@@ -91,6 +95,13 @@ impl Pie {
             drops: 0,
             marks: 0,
         }
+    }
+
+    /// Marks instead of early drops while the probability is at most `percent`% (Linux
+    /// `sch_fq_pie`'s `ecn_prob`, computed as it computes it).
+    pub fn with_ecn_prob(mut self, percent: u32) -> Self {
+        self.ecn_max_prob = MAX_PROB / 100 * percent as u64;
+        self
     }
 
     /// Arrivals PIE dropped (not counting the buffer limit's drops).
@@ -236,7 +247,7 @@ impl Pie {
         if !self.drop_early(backlog) {
             return true;
         }
-        if self.ecn && self.prob <= MAX_PROB / 10 && pkt.mark_ce() {
+        if self.ecn && self.prob <= self.ecn_max_prob && pkt.mark_ce() {
             self.marks += 1;
             return true;
         }
