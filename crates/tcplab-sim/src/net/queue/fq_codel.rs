@@ -4,13 +4,8 @@
 //! - A queue per flow (Linux: per hash bucket of the 5-tuple, 1024 buckets; tcplab: per flow and
 //!   direction, never two in one), each with its own CoDel ([`Codel`]), whose "one MTU left"
 //!   test reads the whole queue's backlog, as Linux passes it.
-//! - Deficit round robin over two lists. A flow that gets a packet while on neither list joins
-//!   the *new* list with a deficit of one `quantum`. Dequeue serves the new list first, then the
-//!   old one: a flow at the head with no deficit left gets another quantum and moves to the end
-//!   of the old list; otherwise its CoDel hands out a packet (dropping at the head as CoDel
-//!   does) and the deficit shrinks by its size. A flow found empty moves from the new list to
-//!   the end of the old one if the old list has flows (so that a flow cannot stay "new" by
-//!   emptying and refilling), and otherwise leaves the lists.
+//! - Deficit round robin over a new and an old list ([`Rounds`]), a flow's CoDel handing out its
+//!   packets (dropping at the head as CoDel does).
 //! - When an arrival takes the queue over its limit, the flow holding the most bytes (the first
 //!   such on a tie) loses packets from its head until half its bytes are gone, at most
 //!   `drop_batch` packets.
@@ -22,25 +17,18 @@ use std::collections::VecDeque;
 
 use super::codel::{Codel, CodelSource};
 use super::droptail::DropTail;
+use super::rounds::Rounds;
 use super::source_key;
 use super::QueueDisc;
 use crate::net::packet::Packet;
 use crate::spec::{CodelSpec, FqCodelSpec};
 use crate::time::Nanos;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum List {
-    New,
-    Old,
-}
-
 #[derive(Debug)]
 struct Flow {
     pkts: VecDeque<Packet>,
     bytes: u64,
-    deficit: i64,
     codel: Codel,
-    list: Option<List>,
 }
 
 /// One flow's queue as CoDel sees it: packets leave it and the whole queue's count.
@@ -64,12 +52,10 @@ impl CodelSource for FlowSource<'_> {
 
 #[derive(Debug)]
 pub struct FqCodel {
-    quantum: i64,
     drop_batch: usize,
     codel: CodelSpec,
     flows: Vec<Flow>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
+    rounds: Rounds,
     /// Packets dropped beyond the one `enqueue` hands back: CoDel's and the overlimit batch's.
     pub(super) dropped: Vec<Packet>,
     overlimit_drops: u64,
@@ -78,12 +64,10 @@ pub struct FqCodel {
 impl FqCodel {
     pub fn new(spec: &FqCodelSpec) -> Self {
         FqCodel {
-            quantum: spec.quantum_bytes as i64,
             drop_batch: spec.drop_batch as usize,
             codel: CodelSpec { target_ns: spec.target_ns, interval_ns: spec.interval_ns, mtu_bytes: spec.mtu_bytes, ecn: spec.ecn },
             flows: Vec::new(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            rounds: Rounds::new(spec.quantum_bytes),
             dropped: Vec::new(),
             overlimit_drops: 0,
         }
@@ -92,7 +76,7 @@ impl FqCodel {
 
     fn flow(&mut self, k: usize) -> &mut Flow {
         while self.flows.len() <= k {
-            self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, deficit: 0, codel: Codel::new(&self.codel), list: None });
+            self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, codel: Codel::new(&self.codel) });
         }
         &mut self.flows[k]
     }
@@ -114,18 +98,7 @@ impl FqCodel {
 
     /// Flows on the new and on the old list, for tests.
     pub fn lists(&self) -> (usize, usize) {
-        (self.new_flows.len(), self.old_flows.len())
-    }
-
-    /// The flow `k` starts on the new list (if it is on neither) with a quantum.
-    fn activate(&mut self, k: usize) {
-        let quantum = self.quantum;
-        let f = self.flow(k);
-        if f.list.is_none() {
-            f.list = Some(List::New);
-            f.deficit = quantum;
-            self.new_flows.push_back(k);
-        }
+        self.rounds.lists()
     }
 
     /// `fq_codel_enqueue`: queue `pkt`, counted in `fifo`; over the limit, drop a batch from the
@@ -137,7 +110,7 @@ impl FqCodel {
         f.bytes += pkt.size_bytes as u64;
         fifo.hold(pkt.size_bytes);
         f.pkts.push_back(pkt);
-        self.activate(k);
+        self.rounds.activate(k);
         if !fifo.over_limit() {
             return Ok(());
         }
@@ -174,54 +147,20 @@ impl FqCodel {
     /// the new list and spends its size, as Linux's enqueue and dequeue at once would leave it.
     pub fn pass(&mut self, pkt: &Packet) {
         let k = source_key(pkt);
-        self.activate(k);
-        let f = &mut self.flows[k];
-        f.deficit -= pkt.size_bytes as i64;
-        f.codel.pass();
+        self.flow(k).codel.pass();
+        self.rounds.activate(k);
+        self.rounds.spend(k, pkt.size_bytes);
     }
 
     /// `fq_codel_dequeue`.
     pub fn dequeue(&mut self, fifo: &mut DropTail, now: Nanos) -> Option<Packet> {
-        loop {
-            let (list, k) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&k), _) => (List::New, k),
-                (None, Some(&k)) => (List::Old, k),
-                (None, None) => return None,
-            };
-            let quantum = self.quantum;
-            let Flow { pkts, bytes, deficit, codel, list: on } = &mut self.flows[k];
-            if *deficit <= 0 {
-                *deficit += quantum;
-                *on = Some(List::Old);
-                self.pop_list(list);
-                self.old_flows.push_back(k);
-                continue;
-            }
+        let (flows, dropped) = (&mut self.flows, &mut self.dropped);
+        self.rounds.next(|k| {
+            let Flow { pkts, bytes, codel } = &mut flows[k];
             let pkt = codel.dequeue_from(&mut FlowSource { pkts, bytes, fifo }, now);
-            self.dropped.append(&mut codel.dropped);
-            match pkt {
-                Some(p) => {
-                    *deficit -= p.size_bytes as i64;
-                    return Some(p);
-                }
-                None => {
-                    self.pop_list(list);
-                    if list == List::New && !self.old_flows.is_empty() {
-                        self.flows[k].list = Some(List::Old);
-                        self.old_flows.push_back(k);
-                    } else {
-                        self.flows[k].list = None;
-                    }
-                }
-            }
-        }
-    }
-
-    fn pop_list(&mut self, list: List) {
-        match list {
-            List::New => self.new_flows.pop_front(),
-            List::Old => self.old_flows.pop_front(),
-        };
+            dropped.append(&mut codel.dropped);
+            pkt
+        })
     }
 
     /// Every queued packet, flow by flow.

@@ -11,11 +11,8 @@
 //! - The timer recalculates every flow's probability every `tupdate`, from 0.5 s on; as in
 //!   [`Pie`], updates due are run before the flow's queue next changes (each flow's update reads
 //!   only that flow's state).
-//! - Deficit round robin over a new and an old list, as `sch_fq_codel`: a flow that gets a packet
-//!   while on neither list joins the new list with a quantum; one at the head with no deficit
-//!   left gets another and moves to the end of the old list; one found empty moves from the new
-//!   list to the old one if that has flows, else leaves the lists. Unlike FQ-CoDel there is no
-//!   drop from the fattest flow: the limit drops the arrival.
+//! - Deficit round robin over a new and an old list, as `sch_fq_codel` ([`Rounds`]). Unlike
+//!   FQ-CoDel there is no drop from the fattest flow: the limit drops the arrival.
 //!
 //! The memory limit (Linux only counts arrivals over it, `overmemory`), byte mode and the
 //! dequeue-rate estimator are not modelled.
@@ -24,35 +21,26 @@ use std::collections::VecDeque;
 
 use super::droptail::DropTail;
 use super::pie::Pie;
+use super::rounds::Rounds;
 use super::source_key;
 use crate::net::packet::Packet;
 use crate::rng::{Rng, Stream};
 use crate::spec::{FqPieSpec, PieSpec};
 use crate::time::Nanos;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum List {
-    New,
-    Old,
-}
-
 #[derive(Debug)]
 struct Flow {
     pkts: VecDeque<Packet>,
     bytes: u64,
-    deficit: i64,
     pie: Pie,
-    list: Option<List>,
 }
 
 #[derive(Debug)]
 pub struct FqPie {
-    quantum: i64,
     pie: PieSpec,
     ecn_prob: u32,
     flows: Vec<Flow>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
+    rounds: Rounds,
     /// Seeds each flow's random stream (Linux draws from one generator; here each flow's PIE
     /// has its own, seeded in the order the flows appear).
     seeds: Rng,
@@ -61,12 +49,10 @@ pub struct FqPie {
 impl FqPie {
     pub fn new(spec: &FqPieSpec, rng: Rng) -> Self {
         FqPie {
-            quantum: spec.quantum_bytes as i64,
             pie: PieSpec { target_ns: spec.target_ns, tupdate_ns: spec.tupdate_ns, alpha: spec.alpha, beta: spec.beta, mtu_bytes: spec.mtu_bytes, ecn: spec.ecn },
             ecn_prob: spec.ecn_prob,
             flows: Vec::new(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            rounds: Rounds::new(spec.quantum_bytes),
             seeds: rng,
         }
     }
@@ -75,7 +61,7 @@ impl FqPie {
         while self.flows.len() <= k {
             let id = self.flows.len() as u32;
             let rng = Rng::stream(self.seeds.next_u64(), Stream::Queue, id);
-            self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, deficit: 0, pie: Pie::new(&self.pie, rng).with_ecn_prob(self.ecn_prob), list: None });
+            self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, pie: Pie::new(&self.pie, rng).with_ecn_prob(self.ecn_prob) });
         }
         &mut self.flows[k]
     }
@@ -97,18 +83,7 @@ impl FqPie {
 
     /// Flows on the new and on the old list, for tests.
     pub fn lists(&self) -> (usize, usize) {
-        (self.new_flows.len(), self.old_flows.len())
-    }
-
-    /// The flow `k` starts on the new list (if it is on neither) with a quantum.
-    fn activate(&mut self, k: usize) {
-        let quantum = self.quantum;
-        let f = &mut self.flows[k];
-        if f.list.is_none() {
-            f.list = Some(List::New);
-            f.deficit = quantum;
-            self.new_flows.push_back(k);
-        }
+        self.rounds.lists()
     }
 
     /// `fq_pie_qdisc_enqueue`: the limit, then the flow's PIE; admitted packets are counted in
@@ -124,7 +99,7 @@ impl FqPie {
         f.bytes += pkt.size_bytes as u64;
         fifo.hold(pkt.size_bytes);
         f.pkts.push_back(pkt);
-        self.activate(k);
+        self.rounds.activate(k);
         Ok(())
     }
 
@@ -134,52 +109,23 @@ impl FqPie {
     pub fn pass(&mut self, pkt: &Packet, now: Nanos) {
         let k = source_key(pkt);
         self.flow(k).pie.pass(now);
-        self.activate(k);
-        self.flows[k].deficit -= pkt.size_bytes as i64;
+        self.rounds.activate(k);
+        self.rounds.spend(k, pkt.size_bytes);
     }
 
-    /// `fq_pie_qdisc_dequeue`.
+    /// `fq_pie_qdisc_dequeue`: the round's next flow hands out its head, after its PIE's updates
+    /// due; its PIE sees the packet leave.
     pub fn dequeue(&mut self, fifo: &mut DropTail, now: Nanos) -> Option<Packet> {
-        loop {
-            let (list, k) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&k), _) => (List::New, k),
-                (None, Some(&k)) => (List::Old, k),
-                (None, None) => return None,
-            };
-            let quantum = self.quantum;
-            let f = &mut self.flows[k];
-            if f.deficit <= 0 {
-                f.deficit += quantum;
-                f.list = Some(List::Old);
-                self.pop_list(list);
-                self.old_flows.push_back(k);
-                continue;
-            }
-            if let Some(pkt) = f.pkts.pop_front() {
-                f.pie.catch_up(now, f.bytes);
-                f.bytes -= pkt.size_bytes as u64;
-                fifo.release(pkt.size_bytes);
-                f.deficit -= pkt.size_bytes as i64;
-                f.pie.dequeued(pkt.enq_ns, now, f.bytes);
-                return Some(pkt);
-            }
-            // Found empty: through the old list first (a flow cannot stay new by emptying and
-            // refilling), else off the lists.
-            self.pop_list(list);
-            if list == List::New && !self.old_flows.is_empty() {
-                self.flows[k].list = Some(List::Old);
-                self.old_flows.push_back(k);
-            } else {
-                self.flows[k].list = None;
-            }
-        }
-    }
-
-    fn pop_list(&mut self, list: List) {
-        match list {
-            List::New => self.new_flows.pop_front(),
-            List::Old => self.old_flows.pop_front(),
-        };
+        let flows = &mut self.flows;
+        self.rounds.next(|k| {
+            let f = &mut flows[k];
+            let pkt = f.pkts.pop_front()?;
+            f.pie.catch_up(now, f.bytes);
+            f.bytes -= pkt.size_bytes as u64;
+            fifo.release(pkt.size_bytes);
+            f.pie.dequeued(pkt.enq_ns, now, f.bytes);
+            Some(pkt)
+        })
     }
 
     /// Every queued packet, flow by flow.

@@ -12,6 +12,7 @@ mod fq_pie;
 mod fred;
 mod pie;
 mod red;
+mod rounds;
 
 pub use codel::Codel;
 pub use csfq::Csfq;
