@@ -4,6 +4,7 @@ reads them (docs/ecn.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 import tcplab
+from conftest import run_store
+from tcplab import analysis, report
 from tcplab.config import Scenario
 from tcplab.experiment import scenario_json
 from test_pcap import tshark
@@ -60,6 +63,26 @@ def test_fq_pie_marks_below_its_ecn_prob_and_drops_above_it() -> None:
     every = tcplab.simulate(_scenario("fq_pie", True, True).override({"topology.fq_pie.ecn_prob": 100}))
     q = every.queues.iloc[0]
     assert q.dropped_pkts == 0 and q.marked_pkts > 10 and every.flows.retrans_pkts.sum() == 0
+
+
+def test_the_mark_rate_of_an_experiment(tmp_path: Path) -> None:
+    # `mark_rate`: packets that arrived CE-marked / packets sent over the whole run, all flows, a
+    # metric of `tcplab run` and a table of the report when any run has marks.
+    exp = tmp_path / "marks.toml"
+    exp.write_text(
+        'name = "marks"\nseed = 1\nreplications = 1\nwindow = "5s:10s"\nmetrics = ["drop_rate", "mark_rate"]\n'
+        '[scenario]\nduration = "10s"\n[scenario.topology]\nkind = "dumbbell"\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "fq_codel"\n'
+        '[[scenario.flows]]\nvariant = "cubic"\n[[scenario.flows]]\nvariant = "cubic"\nstart = "1s"\n[sweep]\n"tcp.ecn" = [false, true]\n'
+    )
+    frames = analysis.load_frames(run_store(exp, tmp_path / "marks.duckdb"))
+    runs = analysis.per_run(frames).set_index("tcp.ecn")  # axis values as written: "false", "true"
+    flows = frames.flows.merge(frames.runs[["run_id", "tcp.ecn"]]).groupby("tcp.ecn")
+    want = flows["marked_pkts"].sum() / flows["total_sent_pkts"].sum()
+    assert runs.loc["false", "mark_rate"] == 0 < want["true"] == runs.loc["true", "mark_rate"]
+    assert "ECN mark rate" in report.render(frames)
+    plain_ids = set(frames.runs.loc[frames.runs["tcp.ecn"] == "false", "run_id"])
+    plain = dataclasses.replace(frames, **{name: getattr(frames, name)[getattr(frames, name)["run_id"].isin(plain_ids)] for name in ("runs", "flows", "intervals", "queues")})
+    assert "ECN mark rate" not in report.render(plain)
 
 
 def test_flows_without_ecn_are_dropped_by_a_marking_aqm() -> None:

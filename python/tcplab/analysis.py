@@ -94,7 +94,7 @@ _INTERVAL_COLUMNS = ("run_id", "flow", "t_s", "throughput_mbps")
 #: The papers' window starts at 120 s in runs of 300 s or more (000, 001).
 PAPERS_WINDOW_START_S = 120.0
 
-METRICS = ("jfi", "jt_mean", "jt_std", "total_mbps", "utilisation", "drop_rate", "queue_mean_ms")
+METRICS = ("jfi", "jt_mean", "jt_std", "total_mbps", "utilisation", "drop_rate", "mark_rate", "queue_mean_ms")
 
 #: The metrics an experiment file lists (``metrics = [...]``, :data:`tcplab.experiment.METRICS`)
 #: as columns of :func:`per_run`; ``throughput`` and ``share`` are one column per flow.
@@ -104,6 +104,7 @@ METRIC_NAMES = {
     "throughput": "flow{n}_mbps",
     "share": "flow{n}_share",
     "drop_rate": "drop_rate",
+    "mark_rate": "mark_rate",
     "retrans": "retrans_pkts",
     "owd": "owd_mean_ms",
 }
@@ -114,6 +115,7 @@ _CAPTIONS = {
     "jt_std": "standard deviation of J(t)",
     "utilisation": "bottleneck utilisation",
     "drop_rate": "drop rate (dropped / sent packets)",
+    "mark_rate": "mark rate (packets that arrived CE-marked / packets sent, whole run)",
     "retrans_pkts": "retransmitted packets",
     "owd_mean_ms": "mean one-way delay (ms)",
     "queue_mean_ms": "mean queueing delay at the bottleneck (ms)",
@@ -347,7 +349,8 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     ``jt_std`` (mean and population standard deviation of J(t), eq. (2), over the intervals inside
     the window), ``flowN_mbps`` and ``flowN_share`` (each flow's mean throughput and share),
     ``total_mbps``, ``utilisation`` (total / the bottleneck's rate), ``drop_rate`` (dropped / sent
-    packets in the window, all flows), ``retrans_pkts`` (in the window, all flows),
+    packets in the window, all flows), ``mark_rate`` (ECN: packets that arrived CE-marked / packets
+    sent, over the whole run, all flows), ``retrans_pkts`` (in the window, all flows),
     ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows), ``rtt_p50_ms`` / ``rtt_p99_ms``
     (percentiles of the per-interval smoothed RTT inside the window), and the bottleneck queue's
     delay ``queue_mean_ms``, ``queue_p50_ms``, ``queue_p99_ms`` (its sojourn times over the run, from
@@ -383,6 +386,12 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
         out["drop_rate"] = out["run_id"].map(by_run["dropped_pkts"].sum() / sent.where(sent > 0))
     else:
         out["drop_rate"] = np.nan
+    if {"marked_pkts", "total_sent_pkts"} <= set(flows.columns):
+        # Marks are counted over the whole run (the receivers' count; the router's per source).
+        sent = by_run["total_sent_pkts"].sum()
+        out["mark_rate"] = out["run_id"].map(by_run["marked_pkts"].sum() / sent.where(sent > 0))
+    else:
+        out["mark_rate"] = np.nan
     out["retrans_pkts"] = out["run_id"].map(by_run["retrans_pkts"].sum()) if "retrans_pkts" in flows.columns else np.nan
     for column in ("owd_mean_ms", "owd_p99_ms"):
         out[column] = out["run_id"].map(by_run[column].mean()) if column in flows.columns else np.nan
@@ -624,7 +633,7 @@ def summary_table(frames: Frames, metric: str = "jfi", rows: str | None = None, 
     if metric not in allowed:
         raise ResultsError("--metric", metric, f"expected one of {', '.join(allowed)}")
     cells = aggregate(runs_table, [metric])
-    text = table(cells, metric, rows=rows, digits=4 if metric in ("drop_rate", "utilisation") else 2)
+    text = table(cells, metric, rows=rows, digits=4 if metric in ("drop_rate", "mark_rate", "utilisation") else 2)
     n = cells["n"]
     count = f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}"
     names = ", ".join(experiments(frames))

@@ -128,9 +128,11 @@ def render(frames: Frames, experiment: str | None = None, params: Mapping[str, A
         _params_html(frames, experiment),
         "<h2>Summary tables</h2>",
     ]
-    for metric, caption in (("jfi", "JFI, eq. (1)"), ("jt_mean", "mean J(t), eq. (2)"), ("utilisation", "link utilisation (the flows' throughput / the bottleneck's rate)"), ("queue_mean_ms", "mean queueing delay at the bottleneck (ms): its packets' sojourn time over the run"), ("drop_rate", "drop rate (dropped / sent packets)")):
+    for metric, caption in (("jfi", "JFI, eq. (1)"), ("jt_mean", "mean J(t), eq. (2)"), ("utilisation", "link utilisation (the flows' throughput / the bottleneck's rate)"), ("queue_mean_ms", "mean queueing delay at the bottleneck (ms): its packets' sojourn time over the run"), ("drop_rate", "drop rate (dropped / sent packets)"), ("mark_rate", "ECN mark rate (packets that arrived CE-marked / packets sent, over the whole run)")):
         if f"{metric}_mean" in cells.columns and cells[f"{metric}_mean"].notna().any():
-            digits = 4 if metric == "drop_rate" else 2
+            if metric == "mark_rate" and not (cells["mark_rate_mean"] > 0).any():
+                continue  # an experiment without ECN
+            digits = 4 if metric in ("drop_rate", "mark_rate") else 2
             parts += [f"<h3>{caption}</h3>", _table_html(analysis.table(cells, metric, digits=digits))]
     keys = [c for c in cells.columns if c == "n" or not c.endswith(("_mean", "_std", "_min", "_max"))]
     flow_cols = [c for c in cells.columns if c.startswith("flow") and c.endswith("_mbps_mean")]
