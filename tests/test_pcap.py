@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -236,13 +237,41 @@ def test_bad_pcap_arguments(argv: list[str], message: str, scenario_file: Path, 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_udp_flow_is_refused(tmp_path: Path) -> None:
+def test_a_dccp_flow_is_refused(tmp_path: Path) -> None:
     s = tcplab.Scenario.model_validate(
         {"name": "u", "duration": "1s", "topology": {"kind": "dumbbell", "bottleneck": "10Mbps", "rtt": "20ms"},
-         "flows": [{"kind": "cbr", "rate": "1Mbps"}]}
+         "flows": [{"variant": "ccid2"}]}
     )
-    with pytest.raises(tcplab.ScenarioError, match="a TCP flow"):
+    with pytest.raises(tcplab.ScenarioError, match="a TCP or CBR flow"):
         pcap.resolve_flow(s, "flow1")
+
+
+def test_a_cbr_flow_as_iperf3_udp(tmp_path: Path) -> None:
+    # A 2 Mb/s CBR flow of 1000-byte datagrams beside a CUBIC flow into a 20-packet buffer: at the
+    # receiver tshark finds one UDP datagram per delivery, 1000 IP bytes with valid checksums,
+    # each payload opening with iperf3's header (send time, datagram number from 1), and the
+    # numbers the queue dropped missing.
+    path = tmp_path / "udp.toml"
+    path.write_text(
+        'name = "udp"\nduration = "5s"\nseed = 1\n[topology]\nbottleneck = "10Mbps"\nrtt = "20ms"\nbuffer = "20pkt"\n'
+        '[[flows]]\nkind = "cbr"\nrate = "2Mbps"\n[[flows]]\nvariant = "cubic"\n'
+    )
+    pcap_file = tmp_path / "udp.pcap"
+    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap_file), "-q"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    flows = tcplab.simulate(tcplab.load_scenario(path)).flows
+    assert flows.dropped_pkts[0] > 0
+    udp = tshark(pcap_file, "ip.len", "udp.srcport", "udp.dstport", "udp.length", "udp.checksum.status", "ip.checksum.status", "data.data",
+                 prefs=("ip.check_checksum:TRUE", "udp.check_checksum:TRUE"))
+    assert len(udp) == flows.delivered_pkts[0]
+    assert set(udp["ip.len"]) == {"1000"} and set(udp["udp.length"]) == {"980"}
+    assert set(udp["udp.srcport"]) == {"50000"} and set(udp["udp.dstport"]) == {"5201"}
+    assert set(udp["udp.checksum.status"]) == {"1"} and set(udp["ip.checksum.status"]) == {"1"}  # 1: good
+    numbers = [int(d[16:24], 16) for d in udp["data.data"]]
+    assert numbers == sorted(numbers) and numbers[0] == 1 and len(set(numbers)) == len(numbers)
+    # The numbers missing below the last one received are datagrams the queue dropped.
+    assert 0 < max(numbers) - len(numbers) <= flows.dropped_pkts[0]
 
 
 def test_acks_carry_the_autotuned_window(scenario_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

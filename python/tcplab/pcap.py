@@ -1,4 +1,5 @@
-"""One TCP flow's packets as a pcap file, as tcpdump at one point of the network would see them.
+"""One flow's packets as a pcap file, as tcpdump at one point of the network would see them: a TCP
+flow's segments and ACKs, or a CBR flow's UDP datagrams (as iperf3 sends them).
 
 The engine records the flow's packets on the links of the capture point (the spec's ``capture``,
 ``docs/engine-spec.md``); this module chooses those links, turns each recorded packet into an
@@ -86,7 +87,7 @@ class CapturePoint:
 
 
 def resolve_flow(scenario: Scenario, text: str) -> int:
-    """The index of the TCP flow named ``text`` (``flow1`` or a ``name``) or numbered ``text`` (1-based)."""
+    """The index of the TCP or CBR flow named ``text`` (``flow1`` or a ``name``) or numbered ``text`` (1-based)."""
     names = scenario.flow_names
     if text in names:
         index = names.index(text)
@@ -94,8 +95,8 @@ def resolve_flow(scenario: Scenario, text: str) -> int:
         index = int(text) - 1
     else:
         raise ScenarioError("--pcap", text, f"expected a flow name ({', '.join(names)}) or its 1-based index (1 to {len(names)})")
-    if isinstance(scenario.flows[index], (CbrFlow, DccpFlow)):
-        raise ScenarioError("--pcap", text, "expected a TCP flow (pcap export writes TCP only)")
+    if isinstance(scenario.flows[index], DccpFlow):
+        raise ScenarioError("--pcap", text, "expected a TCP or CBR flow (pcap export writes TCP and UDP, not DCCP)")
     return index
 
 
@@ -160,6 +161,8 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
     spec = scenario.to_engine_spec()
     f = point.flow
     fs = spec["flows"][f]
+    if isinstance(scenario.flows[f], CbrFlow):
+        return _udp_packets(dpkt, spec, capture, point)
     mss, header, rwnd, timestamps = fs["mss_bytes"], fs["header_bytes"], fs["rwnd_bytes"], fs["timestamps"]
     addr = _addresses(spec)
     src_ip, dst_ip = addr[fs["src"]], addr[fs["dst"]]
@@ -245,6 +248,38 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
         size = int(cols["size_bytes"][i])
         if len(raw) != size:
             raise ValueError(f"built a {len(raw)}-byte packet for the engine's {size}-byte one (header_bytes {header})")
+        out.append(raw)
+    return out, t
+
+
+#: Bytes of iperf3's header at the start of each UDP datagram's payload: the send time in seconds
+#: and microseconds and the datagram's number from 1, 32 bits each (iperf3 without
+#: --udp-counters-64bit).
+IPERF3_UDP_HEADER = 12
+
+
+def _udp_packets(dpkt: Any, spec: dict[str, Any], capture: pd.DataFrame, point: CapturePoint) -> tuple[list[bytes], np.ndarray]:
+    """A CBR flow's datagrams seen at ``point``: IPv4/UDP from the sender's port to the receiver's,
+    each payload starting as iperf3's does (send time, datagram number from 1), the rest zeros."""
+    f = point.flow
+    fs = spec["flows"][f]
+    addr = _addresses(spec)
+    order, t = seen_rows(capture, point)
+    cols = {name: capture[name].to_numpy() for name in capture.columns}
+    out: list[bytes] = []
+    for i in order:
+        size = int(cols["size_bytes"][i])
+        sent_ns = int(cols["ts_val_ns"][i])
+        header = struct.pack("!III", sent_ns // 1_000_000_000, sent_ns % 1_000_000_000 // 1000, (int(cols["seq"][i]) + 1) & 0xFFFFFFFF)
+        payload = (header + bytes(size - 28))[: size - 28]
+        udp = dpkt.udp.UDP(sport=CLIENT_PORT_BASE + f, dport=SERVER_PORT, data=payload)
+        udp.ulen = 8 + len(payload)
+        ip = dpkt.ip.IP(src=addr[fs["src"]], dst=addr[fs["dst"]], p=dpkt.ip.IP_PROTO_UDP, ttl=64, id=len(out) & 0xFFFF, data=udp)
+        ip.tos = int(cols["ecn"][i]) & 0b11 if "ecn" in cols else 0
+        ip.len = 20 + len(udp)
+        raw = bytes(ip)  # dpkt fills in the IP and UDP checksums
+        if len(raw) != size:
+            raise ValueError(f"built a {len(raw)}-byte datagram for the engine's {size}-byte one")
         out.append(raw)
     return out, t
 
