@@ -395,31 +395,17 @@ class FqCodel(_Model):
         }
 
 
-class FqPie(_Model):
+class FqPie(Pie):
     """FQ-PIE's parameters (``queue = "fq_pie"``), defaults those of Linux's ``sch_fq_pie``
-    (``docs/queues/fq_pie.md``)."""
+    (``docs/queues/fq_pie.md``): each flow's PIE takes PIE's keys, the round robin a ``quantum``."""
 
-    target: PositiveTime = Field(Time(15_000_000), description="each flow's PIE: the queueing delay it steers towards")
-    tupdate: PositiveTime = Field(Time(15_000_000), description="how often every flow's drop probability is recalculated")
-    alpha: _sixteenths("0.125") = Field(0.125, description="gain on the delay's distance from target, per second of delay")  # type: ignore[valid-type]
-    beta: _sixteenths("1.25") = Field(1.25, description="gain on the delay's change since the last update, per second of delay")  # type: ignore[valid-type]
     quantum: PositiveSize = Field(Size(1500), description="bytes per flow per round (Linux: the MTU with its Ethernet header, 1514)")
-    mtu: PositiveSize = Field(Size(1500), description="a flow's PIE drops nothing while fewer than two of these are in its queue (Linux: the device's MTU)")
     ecn: Optional[bool] = Field(None, description="mark ECN-capable packets CE instead of dropping them while the flow's drop probability is at most ecn_prob (Linux ecn); default false, as Linux's fq_pie")
     ecn_prob: _integer(0, 100) = Field(10, description="percent: the drop probability at or below which ecn marks instead of dropping (Linux ecn_prob)")  # type: ignore[valid-type]
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``fq_pie`` table."""
-        return {
-            "target_ns": self.target.ns,
-            "tupdate_ns": self.tupdate.ns,
-            "alpha": round(self.alpha * 16),
-            "beta": round(self.beta * 16),
-            "quantum_bytes": self.quantum.bytes,
-            "mtu_bytes": self.mtu.bytes,
-            **_ecn_if(self.ecn, False),
-            "ecn_prob": self.ecn_prob,
-        }
+        return {**super().engine(), "quantum_bytes": self.quantum.bytes, "ecn_prob": self.ecn_prob}
 
 
 class Fred(_Thresholds):
