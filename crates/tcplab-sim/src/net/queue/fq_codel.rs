@@ -10,8 +10,9 @@
 //!   such on a tie) loses packets from its head until half its bytes are gone, at most
 //!   `drop_batch` packets.
 //!
-//! ECN marking (on by default in Linux; tcplab has no ECN, so these are drops), `ce_threshold`
-//! and the memory limit (tcplab's buffer may be in bytes instead) are not modelled.
+//! Each flow's CoDel marks ECN-capable packets instead of dropping them (`ecn`, on by default as
+//! in Linux); `ce_threshold` and the memory limit (tcplab's buffer may be in bytes instead) are
+//! not modelled.
 
 use std::collections::VecDeque;
 
