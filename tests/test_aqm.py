@@ -230,3 +230,26 @@ def test_the_disciplines_from_python(reference_data: dict) -> None:
     with pytest.raises(ScenarioError) as e:
         base.override({"topology.queue": "red", "topology.codel.target": "10ms"})
     assert e.value.field == "topology.codel"
+
+
+def test_tcplab_queues_lists_every_discipline_and_its_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    import typing
+    from pathlib import Path
+
+    from tcplab.cli import main
+    from tcplab.config import QUEUES, QueueKind
+
+    root = Path(__file__).resolve().parent.parent
+    assert list(QUEUES) == list(typing.get_args(QueueKind))
+    assert all((root / doc).is_file() for _, doc in QUEUES.values())
+    assert main(["queues"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {name} " in out for name in QUEUES), out
+    assert main(["queues", "fq_pie"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("fq_pie: FQ-PIE as Linux's sch_fq_pie")
+    assert any(line.split()[:2] == ["ecn_prob", "10"] for line in lines) and any(line.split()[:2] == ["target", "15ms"] for line in lines)
+    assert main(["queues", "droptail"]) == 0
+    assert "parameters: none" in capsys.readouterr().out
+    assert main(["queues", "sfq"]) == 2
+    assert capsys.readouterr().err == "tcplab: error: queue = 'sfq': expected one of droptail, red, codel, pie, drr, fq_codel, fq_pie, fred, csfq\n"

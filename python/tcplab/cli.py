@@ -10,6 +10,7 @@
     tcplab report results.duckdb --out report.html
     tcplab variants            # every variant name, what it is, its reference
     tcplab variants cubic      # one variant's parameters and Linux source file
+    tcplab queues              # every queue discipline; tcplab queues fq_pie: its parameters
     tcplab run experiments/paper000-quick.toml --jobs 2
     tcplab export results/paper000-quick.duckdb --parquet out/
 
@@ -132,6 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     listing.add_argument("name", nargs="?", metavar="NAME", help="a variant or congestion-control name, e.g. reno or ctcp")
+    queues = commands.add_parser(
+        "queues",
+        help="list the queue disciplines, or one discipline's parameters",
+        description="Without NAME: every queue discipline (a scenario's topology.queue) with a one-line description and its documentation. "
+        "With NAME: the keys of its [topology.NAME] table, their defaults and what they do.",
+    )
+    queues.add_argument("name", nargs="?", metavar="NAME", help="a queue discipline, e.g. fq_pie")
     _add_testbed(commands)
 
     run = commands.add_parser(
@@ -395,6 +403,31 @@ def _variants(args: argparse.Namespace) -> int:
     return 0
 
 
+def _queues(name: str | None) -> int:
+    from .config import _QUEUE_TABLES, QUEUES
+
+    if name is None:
+        width = max(map(len, QUEUES))
+        print("Queue disciplines (topology.queue; 'tcplab queues NAME' lists a discipline's parameters):")
+        for kind, (about, doc) in QUEUES.items():
+            print(f"  {kind:<{width}}  {about} ({doc})")
+        return 0
+    if name not in QUEUES:
+        raise ScenarioError("queue", name, f"expected one of {', '.join(QUEUES)}")
+    about, doc = QUEUES[name]
+    print(f"{name}: {about} ({doc})")
+    if name not in _QUEUE_TABLES:
+        print("  parameters: none (the buffer's limit is topology.buffer)")
+        return 0
+    fields = _QUEUE_TABLES[name].model_fields
+    print(f"  parameters ([topology.{name}] in a scenario, or {name} = {{...}} on a graph link):")
+    width = max(map(len, fields))
+    for key, field in fields.items():
+        default = "unset" if field.default is None else str(field.default).lower() if isinstance(field.default, bool) else str(field.default)
+        print(f"    {key:<{width}}  {default:<8} {field.description}")
+    return 0
+
+
 def _print_variants() -> None:
     rows = [(v.name, v.about, v.reference) for v in variants.CLASSIC.values()]
     width = max(len(name) for name in [*variants.CLASSIC, *variants.ENGINE])
@@ -474,6 +507,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_results.run(args)
         if args.command == "variants":
             return _variants(args)
+        if args.command == "queues":
+            return _queues(args.name)
         if args.command == "testbed":
             from .testbed.cli import testbed_command
 

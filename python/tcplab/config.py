@@ -458,6 +458,19 @@ class Csfq(_Model):
 
 QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq"]
 
+#: Every queue discipline: its one-line description and where its documentation is.
+QUEUES: dict[str, tuple[str, str]] = {
+    "droptail": ("FIFO, arrivals dropped at the buffer's limit (the default)", "docs/scenario.md"),
+    "red": ("Random Early Detection as ns-2.35's Queue/RED (Floyd and Jacobson 1993)", "docs/queues/red.md"),
+    "codel": ("CoDel as Linux's sch_codel (RFC 8289)", "docs/queues/codel.md"),
+    "pie": ("PIE as Linux's sch_pie (RFC 8033)", "docs/queues/pie.md"),
+    "drr": ("Deficit Round Robin as ns-2.35's Queue/DRR (Shreedhar and Varghese 1995)", "docs/queues/drr.md"),
+    "fq_codel": ("FQ-CoDel as Linux's sch_fq_codel, its default qdisc (RFC 8290)", "docs/queues/fq_codel.md"),
+    "fq_pie": ("FQ-PIE as Linux's sch_fq_pie: a queue and a PIE per flow", "docs/queues/fq_pie.md"),
+    "fred": ("Flow Random Early Drop (Lin and Morris 1997)", "docs/queues/fred.md"),
+    "csfq": ("Core-Stateless Fair Queueing (Stoica, Shenker and Zhang 1998)", "docs/queues/csfq.md"),
+}
+
 # Each discipline but DropTail, and its parameter table's model (the table has its name).
 _QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fq_pie": FqPie, "fred": Fred, "csfq": Csfq}
 
