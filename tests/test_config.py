@@ -201,6 +201,13 @@ def test_rack_defaults_to_the_variant_and_needs_sack(reference_data: dict) -> No
     with pytest.raises(ScenarioError) as e:
         Scenario.model_validate({**reference_data, "tcp": {"rack": True}})
     assert e.value.field == "flows[0].rack" and "RACK-TLP needs SACK recovery" in str(e.value)
+    # Without SACK blocks Linux marks losses NewReno's way: no RACK unless asked (and then refused).
+    plain = {**data, "flows": [f for f in data["flows"] if not f.get("rack")], "tcp": {"sack": False}}
+    nosack = Scenario.model_validate(plain).to_engine_spec()["flows"]
+    assert [(f["recovery"], f["sack"], f["prr"], f["rack"]) for f in nosack] == [("sack", False, False, False), ("sack", False, True, False), ("sack", False, True, False)]
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate({**data, "tcp": {"sack": False}})
+    assert e.value.field == "flows[2].rack" and "RACK-TLP needs SACK blocks" in str(e.value)
 
 
 def test_tso_bursts_default_to_the_variant(reference_data: dict) -> None:
@@ -351,7 +358,7 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"flows[1].stop": "30s"}, "flows[1].stop = '30s'", "expected a stop after the flow's start (60s)"),
     ({"flows[1].rwnd": "64"}, "flows[1].rwnd = '64'", "expected a size with a unit"),
     ({"flows[1].src": "a"}, "flows[1].src = 'a'", "expected no src/dst in a dumbbell"),
-    ({"flows[0].variant": "sack", "flows[0].sack": False}, "flows[0].sack = false", "expected true"),
+    ({"flows[0].variant": "cubic", "flows[0].sack": False, "flows[0].rack": True}, "flows[0].rack = true", "expected false or unset: RACK-TLP needs SACK blocks"),
     ({"flows[1].name": "flow1"}, "flows[1].name = 'flow1'", "expected a flow name not used before"),
     ({"flows": []}, "flows = []", "expected at least 1 entry"),
     ({"window": "400s:500s"}, "window = '400s:500s'", "expected a window that starts before the run ends (duration = 300s)"),

@@ -222,6 +222,28 @@ def test_ecn_the_routers_codel_marks_the_kernels_segments_instead_of_dropping(tm
     _assert_nothing_left()
 
 
+def test_without_sack_the_kernel_and_the_simulator_repair_one_hole_per_round_trip(tmp_path: Path) -> None:
+    """One flow without SACK (``variant = "sack"``, ``sack = false``: on the testbed the kernel's
+    reno with net.ipv4.tcp_sack = 0; in the simulator Linux's SACK-less recovery) whose slow start
+    overflows a 1-BDP buffer at 100 Mb/s, 50 ms: ~840 segments lost, and the sender, which learns
+    of one hole per round trip, holds cwnd at ssthresh and repairs one a round trip to the end of
+    the run (2026-11-28, kernel and simulator: 834 and 840 drops, 238 and 240 retransmissions over
+    8–20 s, 0.46 Mb/s in both; docs/tcp.md)."""
+    path = tmp_path / "nosack.toml"
+    path.write_text(
+        'name = "testbed-nosack"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n[topology]\nbottleneck = "100Mbps"\nrtt = "50ms"\nbuffer = "1bdp"\n'
+        '[tcp]\nsack = false\nprr = true\ntso = true\n[[flows]]\nvariant = "sack"\n'
+    )
+    scenario = testbed.load(path)
+    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
+    assert {h["net.ipv4.tcp_sack"] for h in tb.meta["backend_info"]["hosts"].values()} == {"0"}, tb.meta["backend_info"]["hosts"]
+    for name, r in (("testbed", tb), ("simulator", sim)):
+        flow = r.summary().iloc[0]
+        assert flow["throughput_mbps"] < 1.0 and 200 <= flow["retrans_pkts"] <= 260, (name, flow)
+        assert 700 <= r.flows["dropped_pkts"].iloc[0] <= 1000 and r.flows["recoveries"].iloc[0] == 1, (name, r.flows.iloc[0])
+    _assert_nothing_left()
+
+
 @pytest.mark.parametrize(("queue", "udp_mbps", "cubic_above"), [("drr", (9.5, 10.5), 9.0), ("fred", (6.0, 9.0), 10.5), ("csfq", (9.5, 13.5), 6.0)])
 def test_a_udp_cbr_flow_against_the_kernels_cubic_through_a_fair_queue(tmp_path: Path, queue: str, udp_mbps: tuple[float, float], cubic_above: float) -> None:
     """A UDP CBR flow (iperf3 -u) of 15 Mb/s against the kernel's CUBIC on 20 Mb/s, 40 ms, a

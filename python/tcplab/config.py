@@ -974,10 +974,11 @@ class Scenario(_Model):
             # Variants only a testbed kernel offers (validation context) have no engine entry.
             if not isinstance(flow, TcpFlow) or flow.variant not in variants.names():
                 continue
-            if variants.resolve(flow.variant).recovery == "sack" and self.tcp_settings(flow).sack is False:
-                raise _invalid(f"expected true: variant '{flow.variant}' recovers with SACK blocks", at=f"{at}.sack", value=False)
-            if self.tcp_settings(flow).rack and variants.resolve(flow.variant).recovery != "sack":
+            tcp = self.tcp_settings(flow)
+            if tcp.rack and variants.resolve(flow.variant).recovery != "sack":
                 raise _invalid(f"expected false or unset: RACK-TLP needs SACK recovery, and variant '{flow.variant}' recovers without it", at=f"{at}.rack", value=True)
+            if tcp.rack and tcp.sack is False:
+                raise _invalid("expected false or unset: RACK-TLP needs SACK blocks, and this flow's sack is false (Linux runs no RACK without SACK)", at=f"{at}.rack", value=True)
             check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
 
     def _check_endpoints(self, at: str, flow: TcpFlow | CbrFlow | DccpFlow) -> None:
@@ -1158,7 +1159,8 @@ class Scenario(_Model):
             "cc_params": self.cc_params(flow),
             "recovery": variant.recovery,
             "prr": variant.prr if tcp.prr is None else tcp.prr,
-            "rack": (variant.rack and self.cc.profile not in OLD_STACK_PROFILES) if tcp.rack is None else tcp.rack,
+            # Without SACK blocks Linux marks losses NewReno's way, not RACK's (`tcp_is_reno`).
+            "rack": (variant.rack and tcp.sack is not False and self.cc.profile not in OLD_STACK_PROFILES) if tcp.rack is None else tcp.rack,
             "mss_bytes": tcp.mss_bytes,
             "header_bytes": tcp.header_bytes,
             "init_cwnd_pkts": tcp.init_cwnd,

@@ -625,7 +625,9 @@ pub enum Recovery {
     Reno,
     /// RFC 6582: stays in recovery until the whole window is acknowledged, one hole per RTT.
     Newreno,
-    /// RFC 6675 scoreboard (with RFC 6937 PRR when `prr`).
+    /// RFC 6675 scoreboard (with RFC 6937 PRR when `prr`). With `sack` off, Linux's recovery of
+    /// a connection without SACK: duplicate ACKs stand in for SACKed segments and each partial
+    /// ACK marks the next hole lost (`tcp_add_reno_sack`, `tcp_newreno_mark_lost`).
     Sack,
 }
 
@@ -686,6 +688,8 @@ pub struct TcpSpec {
     pub delack_timeout_ns: Nanos,
     #[serde(default = "yes")]
     pub timestamps: bool,
+    /// The receiver sends SACK blocks (RFC 2018). Off with recovery "sack": Linux's SACK-less
+    /// recovery (`Recovery::Sack`).
     #[serde(default = "yes")]
     pub sack: bool,
     /// The receiver ACKs as Linux ≥ 4.20 does: quick-ACK mode at the start, SACK compression
@@ -1214,8 +1218,8 @@ impl Spec {
                     if t.sndbuf_bytes < t.mss_bytes as u64 {
                         return Err(SpecError::new(format!("flows[{i}].sndbuf_bytes"), t.sndbuf_bytes, "at least one MSS"));
                     }
-                    if t.recovery == Recovery::Sack && !t.sack {
-                        return Err(SpecError::new(format!("flows[{i}].sack"), false, "true when recovery is \"sack\""));
+                    if t.rack && !t.sack {
+                        return Err(SpecError::new(format!("flows[{i}].rack"), true, "false when sack is false (RACK-TLP needs SACK blocks; Linux runs it only with SACK)"));
                     }
                     if t.rack && t.recovery != Recovery::Sack {
                         return Err(SpecError::new(format!("flows[{i}].rack"), true, "false unless recovery is \"sack\" (RACK-TLP needs SACK)"));

@@ -95,13 +95,13 @@ pub fn goodput_ceiling_mbps(rate_bps: u64) -> f64 {
     rate_bps as f64 * MSS / 1500.0 / 1e6
 }
 
-/// A SACK sender on its own (no network), flow 0 to node 1, that has sent its initial window at
-/// time 0 (returned): for tests that feed it ACKs by hand.
+/// A sender with SACK recovery on its own (no network), flow 0 to node 1, that has sent its
+/// initial window at time 0 (returned): for tests that feed it ACKs by hand. `spec.sack` stays
+/// as given (on by default; off: Linux's recovery without SACK).
 pub fn lone_sender(mut spec: tcplab_sim::spec::TcpSpec) -> (tcplab_sim::transport::tcp::TcpSender, Vec<tcplab_sim::net::packet::Packet>) {
     use tcplab_sim::ids::{FlowId, NodeId};
     use tcplab_sim::rng::{Rng, Stream};
     spec.recovery = tcplab_sim::spec::Recovery::Sack;
-    spec.sack = true;
     let mut s = tcplab_sim::transport::tcp::TcpSender::new(FlowId(0), NodeId(1), &spec, Rng::stream(1, Stream::CongestionControl, 0));
     let mut out = vec![];
     s.start(0, &mut out);

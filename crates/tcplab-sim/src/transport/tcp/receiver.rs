@@ -11,8 +11,9 @@
 //! 44 held back (`tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`, `tcp_comp_sack_nr`); and
 //! at once before a segment starts a SACK block or extends one below the two most recent, so
 //! that every block is reported among the first two before it moves down
-//! (`tcp_sack_new_ofo_skb`, Linux ≥ 5.8). Without it every out-of-order segment is ACKed at
-//! once, as RFC 5681 §4.2 says and ns-2 does.
+//! (`tcp_sack_new_ofo_skb`, Linux ≥ 5.8). A receiver without SACK keeps the quick-ACK mode
+//! and ACKs every out-of-order segment at once. Without `sack_compression` every out-of-order
+//! segment is ACKed at once, as RFC 5681 §4.2 says and ns-2 does.
 
 use std::collections::VecDeque;
 
@@ -101,7 +102,8 @@ pub struct TcpReceiver {
     unacked_segs: u32,
     ts_recent: Nanos,
     last_ack_sent: u32,
-    /// Linux's ACK policy: quick-ACK mode and SACK compression (see the module doc).
+    /// Linux's ACK policy: quick-ACK mode and SACK compression, the latter only with SACK (see
+    /// the module doc).
     sack_compression: bool,
     /// Quick ACKs left (Linux `icsk_ack.quick`).
     quick: u32,
@@ -152,7 +154,7 @@ impl TcpReceiver {
             unacked_segs: 0,
             ts_recent: 0,
             last_ack_sent: 0,
-            sack_compression: spec.sack_compression && spec.sack,
+            sack_compression: spec.sack_compression,
             quick: 0,
             compressed: 0,
             comp_rcv_nxt: 0,
@@ -324,8 +326,12 @@ impl TcpReceiver {
 
     /// An out-of-order segment was queued (`tcp_data_queue_ofo`): the window opens as for an
     /// in-order one, and the buffer covers the out-of-order span at once (`tcp_rcvbuf_grow`).
+    /// Without SACK the window stays (Linux ≥ 5.7): an ACK that moves it is no duplicate ACK to
+    /// the sender, which then could not start fast retransmit.
     fn ooo_queued(&mut self, now: Nanos) {
-        self.grow_window(now);
+        if self.sack {
+            self.grow_window(now);
+        }
         if let (Some(b), Some(last)) = (&mut self.rcvbuf, self.ooo.back()) {
             b.ooo_queued((last.end - self.rcv_nxt) as u64 * self.mss_bytes as u64);
         }
@@ -406,7 +412,9 @@ impl TcpReceiver {
             }
             return;
         }
-        if self.compressed >= COMP_SACK_NR {
+        // Linux `__tcp_ack_snd_check`: without SACK every out-of-order segment is ACKed at once
+        // (the duplicates the sender counts).
+        if !self.sack || self.compressed >= COMP_SACK_NR {
             return self.send_ack(now, out);
         }
         if self.comp_rcv_nxt != self.rcv_nxt {

@@ -96,6 +96,10 @@ pub struct Scoreboard {
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
+    /// Without SACK blocks, the segments duplicate ACKs say arrived above the hole, which is all
+    /// a sender can know of them (Linux keeps them in `sacked_out` for a SACK-less connection:
+    /// `tcp_add_reno_sack`). No segment is marked; they leave `in_flight` all the same.
+    pub reno_sacked: u32,
     /// Everything below this has been checked by the RFC 6675 IsLost rule.
     lost_checked_upto: u32,
     /// No lost-and-not-retransmitted segment lies below this.
@@ -134,6 +138,7 @@ impl Scoreboard {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
+            reno_sacked: 0,
             lost_checked_upto: 0,
             retx_hint: 0,
             high_sacked: 0,
@@ -278,7 +283,7 @@ impl Scoreboard {
     /// Linux `tcp_packets_in_flight`, RFC 6675 "pipe".
     #[inline]
     pub fn in_flight(&self) -> u32 {
-        self.packets_out() + self.retrans_out - self.sacked_out - self.lost_out
+        self.packets_out() + self.retrans_out - self.sacked_out - self.reno_sacked - self.lost_out
     }
 
     /// A new segment (number una + packets_out) was sent at `now` with rate snapshot `tx`.
@@ -444,8 +449,10 @@ impl Scoreboard {
     }
 
     /// After a retransmission timeout: every segment not SACKed is lost, no retransmission is
-    /// outstanding (Linux `tcp_enter_loss`).
+    /// outstanding, and duplicate ACKs counted without SACK are forgotten (Linux
+    /// `tcp_timeout_mark_lost`).
     pub fn mark_all_lost(&mut self) {
+        self.reno_sacked = 0;
         for seg in self.segs.iter_mut() {
             seg.flags &= !RETRANS;
             if seg.flags & SACKED == 0 {

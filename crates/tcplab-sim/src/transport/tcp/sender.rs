@@ -50,8 +50,11 @@ use crate::spec::{Recovery, TcpSpec};
 use crate::time::{Nanos, NS_PER_SEC};
 use crate::transport::TimerSlot;
 
-/// RFC 5681 / RFC 6675 DupThresh.
+/// RFC 5681 / RFC 6675 DupThresh (Linux `sysctl_tcp_reordering`).
 const DUPTHRESH: u32 = 3;
+/// Linux `sysctl_tcp_max_reordering`: the most a SACK-less sender raises its duplicate-ACK
+/// threshold to when more duplicates come than it has segments out.
+const MAX_REORDERING: u32 = 300;
 
 /// Linux `sysctl_tcp_pacing_ss_ratio` / `sysctl_tcp_pacing_ca_ratio`, percent: the default pacing
 /// rate is this share of cwnd·mss/srtt in slow start / congestion avoidance.
@@ -185,6 +188,13 @@ pub struct TcpSender {
     pub xmit_timer: XmitTimer,
     /// RACK-TLP loss detection (the flow's `rack`).
     rack: bool,
+    /// SACK recovery without SACK blocks, as Linux recovers a connection that did not negotiate
+    /// SACK (`tcp_is_reno`): duplicate ACKs count as SACKed segments (`reno_sacked`), the head
+    /// is marked lost at `reordering` of them and again at every partial ACK
+    /// (`tcp_newreno_mark_lost`), and Recovery or Loss ends only once the ACK passes `recover`.
+    reno: bool,
+    /// Linux `tp->reordering`: duplicate ACKs that mark the head lost (without SACK).
+    reordering: u32,
     /// Linux `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
     tlp_high_seq: Option<u32>,
     /// The outstanding probe was a retransmission (Linux `tlp_retrans`).
@@ -260,6 +270,8 @@ impl TcpSender {
             rto_timer: TimerSlot::default(),
             xmit_timer: XmitTimer::Rto,
             rack: spec.rack,
+            reno: spec.recovery == Recovery::Sack && !spec.sack,
+            reordering: DUPTHRESH,
             tlp_high_seq: None,
             tlp_retrans: false,
             pace_timer: TimerSlot::default(),
@@ -881,6 +893,51 @@ impl TcpSender {
         self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
     }
 
+    /// Linux's duplicate-ACK accounting without SACK (`tcp_remove_reno_sacks`,
+    /// `tcp_reset_reno_sack`, `tcp_add_reno_sack`): an ACK of new data delivered one segment
+    /// (the hole) plus those acknowledged beyond the duplicates already counted, and the count
+    /// drops by what it covered (outside a recovery it starts again); a duplicate ACK delivered
+    /// one segment, counted in every state but Loss, and there only once new data has left
+    /// after the timeout's `recover`. Returns the segments delivered.
+    fn reno_ack(&mut self, acked: u32, dupack: bool) -> u32 {
+        let una = self.snd_una();
+        let state = self.tp.ca_state;
+        let mut delivered = 0;
+        if acked > 0 {
+            delivered = acked.saturating_sub(self.sb.reno_sacked).max(1);
+            self.sb.reno_sacked = self.sb.reno_sacked.saturating_sub(acked - 1);
+            self.check_reno_reordering(acked);
+            if !(state == CaState::Recovery && una < self.recover) {
+                self.sb.reno_sacked = 0;
+            }
+        }
+        let counted = match state {
+            CaState::Recovery => una < self.recover,
+            CaState::Loss => una < self.recover && self.snd_nxt > self.recover,
+            _ => true,
+        };
+        if dupack && counted {
+            let prior = self.sb.reno_sacked;
+            self.sb.reno_sacked += 1;
+            self.check_reno_reordering(0);
+            delivered += self.sb.reno_sacked - prior;
+        }
+        delivered
+    }
+
+    /// Linux `tcp_limit_reno_sacked` and `tcp_check_reno_reordering`: more duplicates than
+    /// segments out beyond the holes means reordering, not loss. The count is capped, and the
+    /// threshold rises to the segments out (plus those just acknowledged), at most
+    /// [`MAX_REORDERING`]; it never falls again.
+    fn check_reno_reordering(&mut self, addend: u32) {
+        let packets_out = self.sb.packets_out();
+        let holes = self.sb.lost_out.max(1).min(packets_out);
+        if self.sb.reno_sacked + holes > packets_out {
+            self.sb.reno_sacked = packets_out - holes;
+            self.reordering = (packets_out + addend).min(MAX_REORDERING);
+        }
+    }
+
     /// RFC 6937 PRR as Linux `tcp_cwnd_reduction` (since 5.19: CRB by default, SS only when
     /// snd_una advanced without new losses): while pipe > ssthresh, send ⌈prr_delivered ·
     /// ssthresh / RecoverFS⌉ − prr_out (RecoverFS = cwnd at entry); otherwise send what was
@@ -974,14 +1031,14 @@ impl TcpSender {
             // RFC 6298 (5.7)-(5.3): a new ACK ends backoff and restarts the timer.
             self.backoff = 0;
         }
-        let delivered = acked.not_sacked + newly_sacked;
+        // RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding.
+        let is_dupack = !una_advanced && packets_out > 0;
+        let delivered = if self.reno { self.reno_ack(acked.segs, is_dupack) } else { acked.not_sacked + newly_sacked };
         self.tp.delivered = self.tp.delivered.wrapping_add(delivered);
         if delivered > 0 {
             let sample = AckSample { pkts_acked: delivered, rtt_ns: ca_rtt, in_flight: prior_in_flight };
             self.cc.pkts_acked(&mut self.tp, &sample);
         }
-        // RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding.
-        let is_dupack = !una_advanced && packets_out > 0;
         if self.rack {
             self.process_tlp_ack(p.ack, una_advanced, newly_sacked > 0);
         }
@@ -1007,6 +1064,13 @@ impl TcpSender {
                     // Linux `tcp_time_to_recover` with RACK: a segment is marked lost.
                     Recovery::Sack if self.rack => {
                         reo_armed = self.rack_mark_lost(now);
+                        self.sb.lost_out > 0
+                    }
+                    // Linux `tcp_newreno_mark_lost`: `reordering` duplicates mark the head lost.
+                    Recovery::Sack if self.reno => {
+                        if self.sb.reno_sacked >= self.reordering {
+                            self.sb.mark_lost(self.snd_una());
+                        }
                         self.sb.lost_out > 0
                     }
                     Recovery::Sack => {
@@ -1037,7 +1101,14 @@ impl TcpSender {
                 }
             }
             CaState::Recovery => {
-                if self.snd_una() >= self.recover {
+                if self.reno && self.snd_una() == self.recover {
+                    // Linux `tcp_is_non_sack_preventing_reopen`: without SACK, Recovery holds
+                    // until something above `recover` is acknowledged (RFC 6582 §3.2 step 6's
+                    // caution against a false fast retransmit); PRR still sets the window.
+                    if self.prr {
+                        self.prr_update(delivered, una_advanced, 0);
+                    }
+                } else if self.snd_una() >= self.recover {
                     self.exit_recovery();
                 } else {
                     match self.recovery {
@@ -1070,6 +1141,12 @@ impl TcpSender {
                         Recovery::Sack => {
                             if self.rack {
                                 reo_armed = self.rack_mark_lost(now);
+                            } else if self.reno {
+                                // Linux `tcp_newreno_mark_lost`: a partial ACK marks the new
+                                // head lost; its repair goes out as the window allows.
+                                if una_advanced {
+                                    self.sb.mark_lost(self.snd_una());
+                                }
                             } else {
                                 self.sb.mark_lost_by_sack(DUPTHRESH);
                             }
@@ -1088,7 +1165,9 @@ impl TcpSender {
                 } else if self.recovery == Recovery::Sack {
                     self.sb.mark_lost_by_sack(DUPTHRESH);
                 }
-                if self.snd_una() >= self.recover {
+                // Without SACK, Loss too holds until the ACK passes `recover` (Linux
+                // `tcp_process_loss`, `tcp_try_undo_recovery`).
+                if self.snd_una() > self.recover || (self.snd_una() == self.recover && !self.reno) {
                     self.dupacks = 0;
                     self.set_state(CaState::Open);
                 }
