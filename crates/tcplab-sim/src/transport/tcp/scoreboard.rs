@@ -93,13 +93,14 @@ pub struct Acked {
 pub struct Scoreboard {
     una: u32,
     segs: VecDeque<Seg>,
+    /// Segments SACKed; without SACK blocks ([`Self::without_sack`]) the segments duplicate ACKs
+    /// say arrived above the hole, all a sender can know of them (Linux `tcp_add_reno_sack`): no
+    /// segment is marked, and the sender keeps the count.
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
-    /// Without SACK blocks, the segments duplicate ACKs say arrived above the hole, which is all
-    /// a sender can know of them (Linux keeps them in `sacked_out` for a SACK-less connection:
-    /// `tcp_add_reno_sack`). No segment is marked; they leave `in_flight` all the same.
-    pub reno_sacked: u32,
+    /// The connection has no SACK blocks: `sacked_out` counts duplicate ACKs.
+    no_sack: bool,
     /// Everything below this has been checked by the RFC 6675 IsLost rule.
     lost_checked_upto: u32,
     /// No lost-and-not-retransmitted segment lies below this.
@@ -138,7 +139,7 @@ impl Scoreboard {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
-            reno_sacked: 0,
+            no_sack: false,
             lost_checked_upto: 0,
             retx_hint: 0,
             high_sacked: 0,
@@ -154,6 +155,12 @@ impl Scoreboard {
             rack_cum: Rack::default(),
             retx_order: VecDeque::new(),
         }
+    }
+
+    /// A connection without SACK blocks: `sacked_out` is the sender's count of duplicate ACKs.
+    pub fn without_sack(mut self, no_sack: bool) -> Self {
+        self.no_sack = no_sack;
+        self
     }
 
     /// Turn RACK on: deliveries advance [`Rack`] and [`Self::rack_detect_loss`] may be used.
@@ -283,7 +290,7 @@ impl Scoreboard {
     /// Linux `tcp_packets_in_flight`, RFC 6675 "pipe".
     #[inline]
     pub fn in_flight(&self) -> u32 {
-        self.packets_out() + self.retrans_out - self.sacked_out - self.reno_sacked - self.lost_out
+        self.packets_out() + self.retrans_out - self.sacked_out - self.lost_out
     }
 
     /// A new segment (number una + packets_out) was sent at `now` with rate snapshot `tx`.
@@ -452,7 +459,9 @@ impl Scoreboard {
     /// outstanding, and duplicate ACKs counted without SACK are forgotten (Linux
     /// `tcp_timeout_mark_lost`).
     pub fn mark_all_lost(&mut self) {
-        self.reno_sacked = 0;
+        if self.no_sack {
+            self.sacked_out = 0;
+        }
         for seg in self.segs.iter_mut() {
             seg.flags &= !RETRANS;
             if seg.flags & SACKED == 0 {
@@ -532,7 +541,13 @@ impl Scoreboard {
             assert!(seg.flags & SACKED == 0 || seg.flags & (LOST | RETRANS) == 0, "sacked and lost");
             assert!(seg.flags & RETRANS == 0 || seg.flags & LOST != 0, "retransmitted but not lost");
         }
-        assert_eq!((s, l, r), (self.sacked_out, self.lost_out, self.retrans_out));
+        let sacked = if self.no_sack {
+            assert_eq!(s, 0, "a segment SACKed without SACK");
+            self.sacked_out
+        } else {
+            s
+        };
+        assert_eq!((sacked, l, r), (self.sacked_out, self.lost_out, self.retrans_out));
     }
 }
 

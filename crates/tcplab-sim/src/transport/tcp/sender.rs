@@ -189,7 +189,7 @@ pub struct TcpSender {
     /// RACK-TLP loss detection (the flow's `rack`).
     rack: bool,
     /// SACK recovery without SACK blocks, as Linux recovers a connection that did not negotiate
-    /// SACK (`tcp_is_reno`): duplicate ACKs count as SACKed segments (`reno_sacked`), the head
+    /// SACK (`tcp_is_reno`): duplicate ACKs count as SACKed segments (`sb.sacked_out`), the head
     /// is marked lost at `reordering` of them and again at every partial ACK
     /// (`tcp_newreno_mark_lost`), and Recovery or Loss ends only once the ACK passes `recover`.
     reno: bool,
@@ -243,7 +243,7 @@ impl TcpSender {
             rcv_window: spec.rcvbuf_autotuning,
             cc,
             tp,
-            sb: Scoreboard::new(wnd.min(1 << 16) as usize + 16).with_rack(spec.rack),
+            sb: Scoreboard::new(wnd.min(1 << 16) as usize + 16).with_rack(spec.rack).without_sack(!spec.sack),
             snd_nxt: 0,
             dupacks: 0,
             recover: 0,
@@ -904,11 +904,11 @@ impl TcpSender {
         let state = self.tp.ca_state;
         let mut delivered = 0;
         if acked > 0 {
-            delivered = acked.saturating_sub(self.sb.reno_sacked).max(1);
-            self.sb.reno_sacked = self.sb.reno_sacked.saturating_sub(acked - 1);
+            delivered = acked.saturating_sub(self.sb.sacked_out).max(1);
+            self.sb.sacked_out = self.sb.sacked_out.saturating_sub(acked - 1);
             self.check_reno_reordering(acked);
             if !(state == CaState::Recovery && una < self.recover) {
-                self.sb.reno_sacked = 0;
+                self.sb.sacked_out = 0;
             }
         }
         let counted = match state {
@@ -917,10 +917,10 @@ impl TcpSender {
             _ => true,
         };
         if dupack && counted {
-            let prior = self.sb.reno_sacked;
-            self.sb.reno_sacked += 1;
+            let prior = self.sb.sacked_out;
+            self.sb.sacked_out += 1;
             self.check_reno_reordering(0);
-            delivered += self.sb.reno_sacked - prior;
+            delivered += self.sb.sacked_out - prior;
         }
         delivered
     }
@@ -932,8 +932,8 @@ impl TcpSender {
     fn check_reno_reordering(&mut self, addend: u32) {
         let packets_out = self.sb.packets_out();
         let holes = self.sb.lost_out.max(1).min(packets_out);
-        if self.sb.reno_sacked + holes > packets_out {
-            self.sb.reno_sacked = packets_out - holes;
+        if self.sb.sacked_out + holes > packets_out {
+            self.sb.sacked_out = packets_out - holes;
             self.reordering = (packets_out + addend).min(MAX_REORDERING);
         }
     }
@@ -1068,7 +1068,7 @@ impl TcpSender {
                     }
                     // Linux `tcp_newreno_mark_lost`: `reordering` duplicates mark the head lost.
                     Recovery::Sack if self.reno => {
-                        if self.sb.reno_sacked >= self.reordering {
+                        if self.sb.sacked_out >= self.reordering {
                             self.sb.mark_lost(self.snd_una());
                         }
                         self.sb.lost_out > 0
