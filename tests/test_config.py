@@ -210,6 +210,16 @@ def test_rack_defaults_to_the_variant_and_needs_sack(reference_data: dict) -> No
     assert e.value.field == "flows[2].rack" and "RACK-TLP needs SACK blocks" in str(e.value)
 
 
+def test_send_buffer_autotuning_is_asked_for_and_keeps_other_run_keys(reference_data: dict) -> None:
+    # Off unless asked: the engine spec (and so every existing run's key) leaves it out.
+    plain = Scenario.model_validate(reference_data)
+    assert all("sndbuf_autotuning" not in f for f in plain.to_engine_spec()["flows"])
+    tuned = plain.override({"tcp.sndbuf_autotuning": True})
+    assert all(f["sndbuf_autotuning"] is True for f in tuned.to_engine_spec()["flows"])
+    short = tuned.override({"duration": "5s", "window": None, "flows": [{"variant": "cubic"}]})
+    assert tcplab.simulate(short).flows["sent_pkts"].iloc[0] > 0
+
+
 def test_tso_bursts_default_to_the_variant(reference_data: dict) -> None:
     # Linux's congestion controls send TSO bursts, as Linux's TCP always does; the classic
     # variants and the papers' kernel one segment at a time unless told otherwise.

@@ -460,6 +460,9 @@ def test_unsupported_scenarios_are_refused_before_anything_starts() -> None:
     jittered = lossy.override({"topology.loss": 0.0, "flows": [{"kind": "cbr", "rate": "1Mbps", "random": True}]})
     with pytest.raises(tcplab.ScenarioError, match=r"flows\[0\].random = true: expected false or unset on the testbed"):
         testbed.run(jittered)
+    fixed = lossy.override({"topology.loss": 0.0, "tcp.sndbuf_autotuning": False})
+    with pytest.raises(tcplab.ScenarioError, match=r"sndbuf_autotuning = false: expected true or unset on the testbed"):
+        testbed.run(fixed)
     assert netns() == []
 
 

@@ -716,6 +716,7 @@ class TcpSettings(_Model):
     rack: Optional[bool] = Field(None, description="RACK-TLP loss detection (RFC 8985), Linux's default: losses by time, tail loss probes; needs SACK recovery; default from the variant")
     sack_compression: Optional[bool] = Field(None, description="the receiver ACKs as Linux >= 4.20: quick-ACK mode at the start, SACK compression while holding out-of-order data (default false: every out-of-order segment ACKed at once, RFC 5681 and ns-2; see docs/validation.md)")
     rcvbuf_autotuning: Optional[bool] = Field(None, description="the receiver's window grows as Linux's receive-buffer autotuning grows it, from 128 KB of buffer up to rwnd, opening by two segments per segment received and asking for an ACK each time (default false: rwnd from the start; see docs/tcp.md)")
+    sndbuf_autotuning: Optional[bool] = Field(None, description="the send buffer is sized as Linux sizes it (2 x cwnd x 2304 bytes, up to sndbuf) and holds the queued data in memory terms; the writer refills it once a third is free (default false: sndbuf of payload caps the data in flight and there is always data to send; see docs/tcp.md)")
     preamble: Optional[Literal["none", "handshake", "iperf3"]] = Field(None, description="what the simulator sends before a flow's data: none (the default: data from the flow's start), a TCP handshake (SYN, SYN-ACK, then data), or iperf3's connection set-up (its control connection's handshake, cookie and parameters, then the data connection's handshake and cookie: five round trips; the sender gets its first RTT from the SYN-ACK, the receiver starts its first buffer measurement at the cookie). The testbed's flows, iperf3's, always have iperf3's; see docs/tcp.md")
     min_rto: PositiveTime = Field(Time(200_000_000), description="minimum retransmission timeout")
     initial_rto: PositiveTime = Field(Time(1_000_000_000), description="retransmission timeout before the first RTT sample")
@@ -1180,6 +1181,7 @@ class Scenario(_Model):
             "fq_pacing": bool(tcp.fq_pacing),
             "tso": (variant.tso and self.cc.profile not in OLD_STACK_PROFILES) if tcp.tso is None else tcp.tso,
             **({"ecn": True} if tcp.ecn else {}),
+            **({"sndbuf_autotuning": True} if tcp.sndbuf_autotuning else {}),
             "drop_segments": list(flow.drop_segments),
         }
 

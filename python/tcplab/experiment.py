@@ -106,13 +106,13 @@ SIMULATOR_ONLY_TOPOLOGY = ("access_rate", "access_buffer")
 SIMULATOR_ONLY_TCP = ("tso",)
 #: TCP settings whose value here asks the testbed for what a new namespace's Linux does unasked:
 #: PRR in every recovery, RACK-TLP (``tcp_recovery`` 1, ``tcp_early_retrans`` 3), SACK
-#: compression (``tcp_comp_sack_nr`` 44) and receive-buffer autotuning (``tcp_moderate_rcvbuf``
-#: 1, ``tcp_rmem`` from 128 KB up to ``rwnd``). Written out so that the simulator runs them too, they
+#: compression (``tcp_comp_sack_nr`` 44), receive-buffer autotuning (``tcp_moderate_rcvbuf``
+#: 1, ``tcp_rmem`` from 128 KB up to ``rwnd``) and send-buffer autotuning (``tcp_wmem``). Written out so that the simulator runs them too, they
 #: change nothing on the testbed, so a testbed run's key takes them unset in ``[tcp]`` and in
 #: every flow (tests/test_testbed.py checks the namespaces' values against what the testbed
 #: writes for these). ``preamble = "iperf3"`` is what the testbed's iperf3 flows always send first;
 #: ``fq_pacing = false`` is how its kernel paces (no fq qdisc: TCP's own pacing timer).
-KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True, "rcvbuf_autotuning": True, "preamble": "iperf3", "fq_pacing": False}
+KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "sack_compression": True, "rcvbuf_autotuning": True, "sndbuf_autotuning": True, "preamble": "iperf3", "fq_pacing": False}
 
 
 #: What a testbed run's key leaves out, as a scenario file names it.

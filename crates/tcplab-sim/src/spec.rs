@@ -678,6 +678,12 @@ pub struct TcpSpec {
     /// (transport::tcp::rcvbuf). Off (the default): the window is `rwnd_bytes` from the start.
     #[serde(default)]
     pub rcvbuf_autotuning: bool,
+    /// The send buffer is sized as Linux sizes it, from cwnd, up to `sndbuf_bytes`
+    /// (`tcp_wmem[2]`), and holds the queued data in memory terms; the writer (iperf3) refills it
+    /// once a third is free (transport::tcp::sndbuf). Off (the default): `sndbuf_bytes` of
+    /// payload caps the data in flight and there is always data to send.
+    #[serde(default)]
+    pub sndbuf_autotuning: bool,
     /// What crosses the path before the data: nothing (the default), a handshake, or iperf3's
     /// connection set-up (`Preamble`).
     #[serde(default)]

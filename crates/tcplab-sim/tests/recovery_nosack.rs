@@ -126,3 +126,30 @@ fn an_overflowing_slow_start_without_sack_repairs_one_hole_per_round_trip() {
     let sacked = run_with(true);
     assert!(mean_mbps(&sacked, 0, 8, 20) > 90.0);
 }
+
+/// Linux's send buffer holds what a recovery without SACK leaves queued: one CUBIC flow, 20
+/// Mb/s, 40 ms, 1 BDP, 10 s, window 2–10 s. On the testbed's kernel (2026-11-28, `ss -tmi` in the
+/// sender's namespace) the buffer stood at 649,728 bytes (2 · cwnd 141 · 2304) when the first
+/// recovery began; with 342 segments unacknowledged and nothing left unsent the sender stopped
+/// for ~190 ms, then the writer's refill left at once and overflowed the queue: 37–41 drops in
+/// three runs and 17.1–18.3 Mb/s, against 9–10 drops and 19.33 Mb/s with SACK. With
+/// `sndbuf_autotuning` the simulator's flow stalls the same way: 39 drops, 17.6 Mb/s; without it
+/// (a fixed 4 MB cap) it never runs out of data: 10 drops, 19.31 Mb/s, as with SACK.
+#[test]
+fn the_send_buffer_runs_dry_in_a_long_recovery_without_sack() {
+    let run_with = |sack: bool, sndbuf: bool| {
+        let mut t = TcpSpec::new(0, 1);
+        t.cc = "cubic".into();
+        (t.sack, t.rack, t.prr, t.tso) = (sack, sack, true, true);
+        t.sndbuf_autotuning = sndbuf;
+        let rtt = 40 * MS;
+        let r = run(&dumbbell(20_000_000, rtt, bdp_pkts(20_000_000, rtt), vec![t], 10 * S));
+        (r.queues.col("dropped_pkts").get(0), mean_mbps(&r, 0, 2, 10))
+    };
+    let (drops, mbps) = run_with(false, true);
+    assert!(drops >= 30.0 && mbps < 18.5, "without SACK, Linux's buffer: {drops} drops, {mbps} Mb/s");
+    let (drops, mbps) = run_with(false, false);
+    assert!(drops <= 12.0 && mbps > 19.0, "without SACK, a fixed cap: {drops} drops, {mbps} Mb/s");
+    let (drops, mbps) = run_with(true, true);
+    assert!(drops <= 12.0 && mbps > 19.0, "with SACK, Linux's buffer: {drops} drops, {mbps} Mb/s");
+}

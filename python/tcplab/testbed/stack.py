@@ -15,6 +15,8 @@ the value and what the testbed can do, before anything is built:
                               buffer grows from ``tcp_rmem``'s 128 KB up to ``rwnd``); false also
                               starts the buffer at ``rwnd``
 ``sndbuf``                    sender's ``net.ipv4.tcp_wmem`` maximum
+``sndbuf_autotuning = false`` refused: Linux always sizes the send buffer from cwnd up to
+                              ``tcp_wmem``'s maximum; true asks for what it does unasked
 ``timestamps``                ``net.ipv4.tcp_timestamps`` on both hosts (negotiated in the SYN)
 ``sack``                      ``net.ipv4.tcp_sack`` on both hosts (negotiated in the SYN)
 ``ecn = true``                sender's ``net.ipv4.tcp_ecn`` 1 (it asks for ECN in its SYN; the
@@ -206,6 +208,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         raise _refuse(flow, i, "preamble", tcp.preamble, "expected 'iperf3' or unset on the testbed (its flows are iperf3's, which always opens a control connection, then the data connection with its cookie)")
     if tcp.fq_pacing:
         raise _refuse(flow, i, "fq_pacing", True, "expected false or unset on the testbed (its kernel has no fq qdisc: paced flows pace with TCP's own pacing timer)")
+    if tcp.sndbuf_autotuning is False:
+        raise _refuse(flow, i, "sndbuf_autotuning", False, "expected true or unset on the testbed (Linux always sizes the send buffer from cwnd, up to tcp_wmem's maximum)")
     if tcp.tso is False:
         raise _refuse(flow, i, "tso", False, "expected true or unset on the testbed (Linux's TCP always sends TSO/GSO bursts)")
     if tcp.min_rto.ns % 1_000_000:

@@ -6,6 +6,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod setup;
+pub mod sndbuf;
 pub mod sender;
 
 pub use receiver::TcpReceiver;

@@ -41,6 +41,7 @@ use super::rcvbuf::syn_window_bytes;
 use super::rtt::{ts_rtt_ns, RttEstimator};
 use super::scoreboard::Scoreboard;
 use super::setup::{self, Step};
+use super::sndbuf::SndBuf;
 use crate::cc::helpers::{jiffies_ceil_ns, JIFFY_NS};
 use crate::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, TcpCcView, INFINITE_SSTHRESH};
 use crate::rng::Rng;
@@ -195,6 +196,8 @@ pub struct TcpSender {
     reno: bool,
     /// Linux `tp->reordering`: duplicate ACKs that mark the head lost (without SACK).
     reordering: u32,
+    /// The send buffer in memory terms and the writer that fills it (`sndbuf_autotuning`).
+    sndbuf: Option<Box<SndBuf>>,
     /// Linux `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
     tlp_high_seq: Option<u32>,
     /// The outstanding probe was a retransmission (Linux `tlp_retrans`).
@@ -272,6 +275,7 @@ impl TcpSender {
             rack: spec.rack,
             reno: spec.recovery == Recovery::Sack && !spec.sack,
             reordering: DUPTHRESH,
+            sndbuf: spec.sndbuf_autotuning.then(|| Box::new(SndBuf::new(spec.mss_bytes, spec.sndbuf_bytes))),
             tlp_high_seq: None,
             tlp_retrans: false,
             pace_timer: TimerSlot::default(),
@@ -393,6 +397,10 @@ impl TcpSender {
         // An algorithm that sets a pacing rate in `init` paces (Linux `SK_PACING_NEEDED`).
         self.paced |= self.tp.pacing_rate_bps > 0;
         self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        let goal = self.skb_size_goal();
+        if let Some(b) = &mut self.sndbuf {
+            b.start(self.tp.snd_cwnd, goal);
+        }
         self.try_send(now, out);
     }
 
@@ -701,7 +709,8 @@ impl TcpSender {
                 return;
             }
             let retx = self.sb.next_retransmit();
-            if retx.is_none() && (!self.active || self.sb.packets_out() >= self.wnd_limit_segs) {
+            let written = self.sndbuf.as_ref().map_or(u32::MAX, |b| b.unsent_segs);
+            if retx.is_none() && (!self.active || self.sb.packets_out() >= self.wnd_limit_segs || written == 0) {
                 self.cwnd_limited = false;
                 if !self.active {
                     rate::check_app_limited(&mut self.tp, self.sb.in_flight());
@@ -738,11 +747,19 @@ impl TcpSender {
                         self.cwnd_limited = true;
                         return;
                     }
-                    let segs = quota.min(self.wnd_limit_segs - self.sb.packets_out()).min(self.skb_left);
+                    let segs = quota.min(self.wnd_limit_segs - self.sb.packets_out()).min(self.skb_left).min(written);
                     self.send_new(segs, now, out);
                     self.skb_left -= segs;
+                    if written != u32::MAX {
+                        self.sndbuf_sent(segs);
+                    }
                 }
-                None => self.send_new(1, now, out),
+                None => {
+                    self.send_new(1, now, out);
+                    if written != u32::MAX {
+                        self.sndbuf_sent(1);
+                    }
+                }
             }
         }
     }
@@ -1215,10 +1232,39 @@ impl TcpSender {
         } else if restart_rto {
             self.arm_rto(now);
         }
+        if self.sndbuf.is_some() {
+            self.refill_sndbuf(p.ack);
+        }
         self.try_send(now, out);
         #[cfg(debug_assertions)]
         if self.stats.sent_pkts % 1024 == 0 {
             self.sb.check();
+        }
+    }
+
+    /// A burst of `segs` new segments, the last sent, leaves the send buffer's unsent data.
+    #[cold]
+    #[inline(never)]
+    fn sndbuf_sent(&mut self, segs: u32) {
+        if let Some(b) = &mut self.sndbuf {
+            b.on_sent(self.snd_nxt - segs, segs);
+        }
+    }
+
+    /// An ACK (`tcp_check_space`, on every ACK while the writer waits): what it acknowledged
+    /// leaves the send buffer, the buffer grows for the window while the window has room, and the
+    /// writer may wake and write. Linux checks after sending what it could, but TCP Small Queues
+    /// and TSO deferral leave room in the window then on most ACKs (the testbed's buffer followed
+    /// 2 · cwnd · 2304 bytes at every cwnd through slow start and congestion avoidance, with data
+    /// waiting to be sent), so here the check comes before the sender sends.
+    #[cold]
+    #[inline(never)]
+    fn refill_sndbuf(&mut self, una: u32) {
+        let goal = self.skb_size_goal();
+        let (cwnd, in_flight, reordering) = (self.tp.snd_cwnd, self.sb.in_flight(), self.reordering);
+        if let Some(b) = &mut self.sndbuf {
+            b.on_acked(una);
+            b.after_ack(cwnd, in_flight, reordering, goal);
         }
     }
 
@@ -1293,8 +1339,12 @@ impl TcpSender {
             return;
         }
         if self.tlp_high_seq.is_none() {
-            let sent = if self.active && self.sb.packets_out() < self.wnd_limit_segs {
+            let written = self.sndbuf.as_ref().is_none_or(|b| b.unsent_segs > 0);
+            let sent = if self.active && self.sb.packets_out() < self.wnd_limit_segs && written {
                 self.send_new(1, now, out);
+                if self.sndbuf.is_some() {
+                    self.sndbuf_sent(1);
+                }
                 self.tlp_retrans = false;
                 true
             } else {
