@@ -244,6 +244,26 @@ def test_without_sack_the_kernel_and_the_simulator_repair_one_hole_per_round_tri
     _assert_nothing_left()
 
 
+def test_without_sack_a_long_recovery_runs_the_send_buffer_dry_in_both_backends(tmp_path: Path) -> None:
+    """One CUBIC flow without SACK, 20 Mb/s, 40 ms, 1 BDP, 10 s: a recovery without SACK keeps
+    everything above its holes queued, Linux's send buffer (2 · cwnd · 2304 bytes) fills, the
+    sender stalls, and the writer's refill leaves as one burst that overflows the queue. The
+    simulator does the same with ``sndbuf_autotuning`` (2026-11-28, kernel in three runs 18.34,
+    17.30, 17.08 Mb/s over 2–10 s with 37, 38, 41 drops; simulator 17.59 Mb/s, 39 drops; both
+    with SACK about 19.3 Mb/s and 10 drops; docs/tcp.md)."""
+    path = tmp_path / "sndbuf.toml"
+    path.write_text(
+        'name = "testbed-sndbuf"\nduration = "10s"\nseed = 1\nwindow = "2s:10s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "1bdp"\n'
+        '[tcp]\nsack = false\nsndbuf_autotuning = true\n[[flows]]\nvariant = "cubic"\n'
+    )
+    scenario = testbed.load(path)
+    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
+    for name, r in (("testbed", tb), ("simulator", sim)):
+        flow = r.summary().iloc[0]
+        assert flow["throughput_mbps"] < 18.8 and r.flows["dropped_pkts"].iloc[0] >= 25, (name, flow, r.flows.iloc[0])
+    _assert_nothing_left()
+
+
 @pytest.mark.parametrize(("queue", "udp_mbps", "cubic_above"), [("drr", (9.5, 10.5), 9.0), ("fred", (6.0, 9.0), 10.5), ("csfq", (9.5, 13.5), 6.0)])
 def test_a_udp_cbr_flow_against_the_kernels_cubic_through_a_fair_queue(tmp_path: Path, queue: str, udp_mbps: tuple[float, float], cubic_above: float) -> None:
     """A UDP CBR flow (iperf3 -u) of 15 Mb/s against the kernel's CUBIC on 20 Mb/s, 40 ms, a
