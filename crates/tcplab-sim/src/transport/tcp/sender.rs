@@ -31,7 +31,12 @@
 //! Open state a tail loss probe (TLP) fires after 2·SRTT without ACKs: one new segment (or the
 //! last one again), so the ACK it draws starts recovery instead of an RTO. The retransmission
 //! timer slot carries the RTO, the reordering timer or the probe, as Linux's `icsk_pending`.
-//! Without `rack`: RFC 6675's DupThresh rule (`IsLost`).
+//! Without `rack`: RFC 6675's DupThresh rule (`IsLost`). Without SACK blocks (`sack` off),
+//! `sack` recovery is Linux's for a connection without SACK (`tcp_is_reno`): duplicate ACKs stand
+//! in for SACKed segments and each partial ACK marks the next hole lost.
+//!
+//! With `sndbuf_autotuning` the data to send is what the writer has put in a send buffer sized
+//! as Linux sizes it (`sndbuf.rs`); otherwise there is always data.
 //!
 //! Sequence numbers count whole segments (all data segments are full-sized). Deviations from
 //! Linux are listed in `docs/tcp.md`.

@@ -25,7 +25,7 @@ const EXPAND_PER_SEGMENT: u64 = 2304;
 const INIT_CWND: u64 = 10;
 /// Memory an skb holds beyond its payload, bytes: measured on the testbed as the queue's memory
 /// per segment sent one at a time (739 KB for 342 segments, less their 1448-byte payloads).
-pub const SKB_OVERHEAD: u64 = 713;
+const SKB_OVERHEAD: u64 = 713;
 /// Linux's default `tcp_wmem[1]`: the buffer before the connection is established.
 const WMEM_DEFAULT: u64 = 16_384;
 
@@ -43,8 +43,6 @@ pub struct SndBuf {
     /// Bursts sent and not wholly acknowledged: (first unacknowledged segment, one past the last).
     sent: VecDeque<(u32, u32)>,
     sent_segs: u64,
-    /// The writer is blocked on a full buffer.
-    blocked: bool,
 }
 
 impl SndBuf {
@@ -57,7 +55,6 @@ impl SndBuf {
             goal: 1,
             sent: VecDeque::new(),
             sent_segs: 0,
-            blocked: false,
         }
     }
 
@@ -80,13 +77,13 @@ impl SndBuf {
         self.write(goal);
     }
 
-    /// The writer writes skbs of `goal` segments while the buffer has room, then blocks.
+    /// The writer writes skbs of `goal` segments while the buffer has room, then blocks (it
+    /// always has more to write).
     fn write(&mut self, goal: u32) {
         self.goal = goal.max(1);
         while self.queued_bytes() < self.limit_bytes {
             self.unsent_segs += self.goal;
         }
-        self.blocked = true;
     }
 
     /// A burst of `segs` new segments from `first` left: it is an skb of its own
@@ -123,7 +120,7 @@ impl SndBuf {
             self.expand(cwnd.max(reordering + 1));
         }
         let queued = self.queued_bytes();
-        if !self.blocked || self.limit_bytes.saturating_sub(queued) >= queued / 2 {
+        if self.limit_bytes.saturating_sub(queued) >= queued / 2 {
             self.write(goal);
         }
     }
