@@ -143,18 +143,25 @@ def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypat
     assert [seed for _, _, seed in opened] == [7, 7, 7, 7]
 
 
+def _on_both_backends(tmp_path: Path, name: str, toml: str) -> tuple[tcplab.Result, tcplab.Result]:
+    """The scenario file ``toml`` (named ``testbed-{name}``) run on the testbed and in the
+    simulator."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'name = "testbed-{name}"\nseed = 1\n{toml}')
+    scenario = testbed.load(path)
+    return testbed.run(scenario), tcplab.simulate(scenario)
+
+
 def _cubic_and(tmp_path: Path, name: str, queue: str, second: str) -> tuple[tcplab.Result, tcplab.Result]:
     """The kernel's CUBIC and a ``second`` flow (its TOML keys, starting at 1 s) on 20 Mb/s, 40 ms,
     a 400-packet buffer through ``queue``, 20 s, window 8–20 s: the testbed's run and the
     simulator's of the same file."""
-    path = tmp_path / f"{name}.toml"
-    path.write_text(
-        f'name = "testbed-{name}"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n'
-        f'[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
-        f'[[flows]]\nvariant = "cubic"\n[[flows]]\n{second}\nstart = "1s"\n'
+    return _on_both_backends(
+        tmp_path,
+        name,
+        f'duration = "20s"\nwindow = "8s:20s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
+        f'[[flows]]\nvariant = "cubic"\n[[flows]]\n{second}\nstart = "1s"\n',
     )
-    scenario = testbed.load(path)
-    return testbed.run(scenario), tcplab.simulate(scenario)
 
 
 # FQ-CoDel's floor is lower: the kernel's flows through it carried 19.02, 17.74, 15.99, 19.03,
@@ -205,13 +212,12 @@ def test_ecn_the_routers_codel_marks_the_kernels_segments_instead_of_dropping(tm
     retransmitted, in either backend, and the queue stays at CoDel's target (2026-11-28, router
     and simulator: 35 marks in both, mean queue 6.3 and 7.0 packets, 19.23 Mb/s in both;
     docs/ecn.md)."""
-    path = tmp_path / "ecn.toml"
-    path.write_text(
-        'name = "testbed-ecn"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\n'
-        'queue = "codel"\n[topology.codel]\necn = true\n[tcp]\necn = true\n[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
+    tb, sim = _on_both_backends(
+        tmp_path,
+        "ecn",
+        'duration = "20s"\nwindow = "8s:20s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\n'
+        'queue = "codel"\n[topology.codel]\necn = true\n[tcp]\necn = true\n[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n',
     )
-    scenario = testbed.load(path)
-    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
     assert all(h["net.ipv4.tcp_ecn"] == "1" for name, h in tb.meta["backend_info"]["hosts"].items() if "-s" in name), tb.meta["backend_info"]["hosts"]
     for name, r in (("testbed", tb), ("simulator", sim)):
         q = r.queues.iloc[0]
@@ -229,13 +235,12 @@ def test_without_sack_the_kernel_and_the_simulator_repair_one_hole_per_round_tri
     of one hole per round trip, holds cwnd at ssthresh and repairs one a round trip to the end of
     the run (2026-11-28, kernel and simulator: 834 and 840 drops, 238 and 240 retransmissions over
     8–20 s, 0.46 Mb/s in both; docs/tcp.md)."""
-    path = tmp_path / "nosack.toml"
-    path.write_text(
-        'name = "testbed-nosack"\nduration = "20s"\nseed = 1\nwindow = "8s:20s"\n[topology]\nbottleneck = "100Mbps"\nrtt = "50ms"\nbuffer = "1bdp"\n'
-        '[tcp]\nsack = false\nprr = true\ntso = true\n[[flows]]\nvariant = "sack"\n'
+    tb, sim = _on_both_backends(
+        tmp_path,
+        "nosack",
+        'duration = "20s"\nwindow = "8s:20s"\n[topology]\nbottleneck = "100Mbps"\nrtt = "50ms"\nbuffer = "1bdp"\n'
+        '[tcp]\nsack = false\nprr = true\ntso = true\n[[flows]]\nvariant = "sack"\n',
     )
-    scenario = testbed.load(path)
-    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
     assert {h["net.ipv4.tcp_sack"] for h in tb.meta["backend_info"]["hosts"].values()} == {"0"}, tb.meta["backend_info"]["hosts"]
     for name, r in (("testbed", tb), ("simulator", sim)):
         flow = r.summary().iloc[0]
@@ -251,13 +256,12 @@ def test_without_sack_a_long_recovery_runs_the_send_buffer_dry_in_both_backends(
     simulator does the same with ``sndbuf_autotuning`` (2026-11-28, kernel in three runs 18.34,
     17.30, 17.08 Mb/s over 2–10 s with 37, 38, 41 drops; simulator 17.59 Mb/s, 39 drops; both
     with SACK about 19.3 Mb/s and 10 drops; docs/tcp.md)."""
-    path = tmp_path / "sndbuf.toml"
-    path.write_text(
-        'name = "testbed-sndbuf"\nduration = "10s"\nseed = 1\nwindow = "2s:10s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "1bdp"\n'
-        '[tcp]\nsack = false\nsndbuf_autotuning = true\n[[flows]]\nvariant = "cubic"\n'
+    tb, sim = _on_both_backends(
+        tmp_path,
+        "sndbuf",
+        'duration = "10s"\nwindow = "2s:10s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "1bdp"\n'
+        '[tcp]\nsack = false\nsndbuf_autotuning = true\n[[flows]]\nvariant = "cubic"\n',
     )
-    scenario = testbed.load(path)
-    tb, sim = testbed.run(scenario), tcplab.simulate(scenario)
     for name, r in (("testbed", tb), ("simulator", sim)):
         flow = r.summary().iloc[0]
         assert flow["throughput_mbps"] < 18.8 and r.flows["dropped_pkts"].iloc[0] >= 25, (name, flow, r.flows.iloc[0])
