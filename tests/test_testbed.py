@@ -230,22 +230,36 @@ def test_ecn_the_routers_codel_marks_the_kernels_segments_instead_of_dropping(tm
 
 def test_without_sack_the_kernel_and_the_simulator_repair_one_hole_per_round_trip(tmp_path: Path) -> None:
     """One flow without SACK (``variant = "sack"``, ``sack = false``: on the testbed the kernel's
-    reno with net.ipv4.tcp_sack = 0; in the simulator Linux's SACK-less recovery) whose slow start
-    overflows a 1-BDP buffer at 100 Mb/s, 50 ms: ~840 segments lost, and the sender, which learns
-    of one hole per round trip, holds cwnd at ssthresh and repairs one a round trip to the end of
-    the run (2026-11-28, kernel and simulator: 834 and 840 drops, 238 and 240 retransmissions over
-    8–20 s, 0.46 Mb/s in both; docs/tcp.md)."""
+    reno with net.ipv4.tcp_sack = 0; in the simulator Linux's SACK-less recovery, with Linux's
+    send buffer) whose slow start overflows a 1-BDP buffer at 100 Mb/s, 50 ms: ~835 segments
+    lost, and the sender, which learns of one hole per round trip, holds cwnd at ssthresh and
+    repairs one a round trip (2026-11-28, kernel and simulator: 834 and 835 drops, 238 and 240
+    retransmissions over 8–20 s, 0.46 Mb/s in both; docs/tcp.md).
+
+    The overshoot leaves about as many holes as ssthresh (half the window it lost them from), and
+    the kernel's run stays in that crawl only when it is not a few holes more: otherwise PRR's
+    proportional part runs out within a few round trips and a timeout ends the recovery, or the
+    first repair meets the full queue and is dropped. Then the go-back-N resends everything above
+    snd_una and the flow fills the link (2026-12-01, 46 runs: 32 crawled; 14 escaped, at 67–97
+    Mb/s over 8–20 s, with 851–1,260 drops and, in the six counted, 2,350–2,700 retransmissions
+    in all). The simulator, whose overshoot here leaves one hole fewer than ssthresh,
+    always crawls. Both outcomes are the kernel's, and both are told apart from a recovery with
+    SACK, which repairs every hole in a few round trips and resends nothing else."""
     tb, sim = _on_both_backends(
         tmp_path,
         "nosack",
         'duration = "20s"\nwindow = "8s:20s"\n[topology]\nbottleneck = "100Mbps"\nrtt = "50ms"\nbuffer = "1bdp"\n'
-        '[tcp]\nsack = false\nprr = true\ntso = true\n[[flows]]\nvariant = "sack"\n',
+        '[tcp]\nsack = false\nprr = true\ntso = true\nsndbuf_autotuning = true\n[[flows]]\nvariant = "sack"\n',
     )
     assert {h["net.ipv4.tcp_sack"] for h in tb.meta["backend_info"]["hosts"].values()} == {"0"}, tb.meta["backend_info"]["hosts"]
     for name, r in (("testbed", tb), ("simulator", sim)):
-        flow = r.summary().iloc[0]
-        assert flow["throughput_mbps"] < 1.0 and 200 <= flow["retrans_pkts"] <= 260, (name, flow)
-        assert 700 <= r.flows["dropped_pkts"].iloc[0] <= 1000 and r.flows["recoveries"].iloc[0] == 1, (name, r.flows.iloc[0])
+        flow, whole = r.summary().iloc[0], r.flows.iloc[0]
+        assert 700 <= whole["dropped_pkts"] <= 1500, (name, whole)
+        if name == "testbed" and flow["throughput_mbps"] > 50:
+            # Escaped by a timeout: go-back-N resent what the receiver already held.
+            assert whole["rto_count"] >= 1 and whole["retrans_pkts"] >= 1500 and flow["retrans_pkts"] < 100, (name, whole, flow)
+        else:
+            assert flow["throughput_mbps"] < 1.0 and 200 <= flow["retrans_pkts"] <= 260 and whole["recoveries"] == 1, (name, flow, whole)
     _assert_nothing_left()
 
 

@@ -127,6 +127,32 @@ fn an_overflowing_slow_start_without_sack_repairs_one_hole_per_round_trip() {
     assert!(mean_mbps(&sacked, 0, 8, 20) > 90.0);
 }
 
+/// The crawl above holds only while the holes are no more than ssthresh. With a few more, pipe
+/// stays above ssthresh, PRR lets out ⌈ssthresh · delivered / cwnd⌉ − sent, which a partial ACK
+/// (one segment delivered) raises by a half while its repair costs one, and within a few round
+/// trips a partial ACK lets nothing out: no segment is in flight to bring another ACK, and the
+/// RTO ends the recovery with go-back-N. A 450-packet buffer (with Linux's send buffer, so
+/// nothing new goes out in the crawl) leaves 877 holes against ssthresh 873: four repairs, then
+/// the timeout. The testbed's kernel sits on this edge in the 1-BDP run above (ssthresh 834–838
+/// against 833–841 holes in six traced runs) and left the crawl by a timeout in 14 of 46 runs
+/// (2026-12-01; `tests/test_testbed.py`): in one captured at the receiver it answered the third
+/// repair at once, and the sender sent nothing more until its RTO, 343 ms later.
+#[test]
+fn more_holes_than_ssthresh_run_prr_dry_and_a_timeout_ends_the_recovery() {
+    let rate = 100_000_000;
+    let rtt = 50 * MS;
+    let mut t = without_sack();
+    t.tso = true;
+    t.sndbuf_autotuning = true;
+    let r = run(&dumbbell(rate, rtt, 450, vec![t], 4 * S));
+    let holes = r.series(0, "dropped_pkts")[0];
+    let ssthresh = r.series(0, "ssthresh_bytes")[0] / 1448.0;
+    assert!(holes > ssthresh, "{holes} holes, ssthresh {ssthresh}");
+    let retrans = r.series(0, "retrans_pkts");
+    assert!(retrans[0] <= 10.0, "the crawl's repairs before the timeout: {}", retrans[0]);
+    assert!(r.flow(0, "rto_count") >= 1.0 && retrans[1] > 1000.0, "go-back-N after the timeout: {retrans:?}");
+}
+
 /// Linux's send buffer holds what a recovery without SACK leaves queued: one CUBIC flow, 20
 /// Mb/s, 40 ms, 1 BDP, 10 s, window 2–10 s. On the testbed's kernel (2026-11-28, `ss -tmi` in the
 /// sender's namespace) the buffer stood at 649,728 bytes (2 · cwnd 141 · 2304) when the first
