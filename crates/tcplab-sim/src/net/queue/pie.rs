@@ -144,7 +144,7 @@ impl Pie {
             let before = self.state();
             self.calculate_probability(backlog);
             self.next_update_ns += self.tupdate_ns;
-            if self.state() == before {
+            if self.state() == before && self.next_update_ns <= now {
                 // Nothing moved: every further update until `now` would do the same nothing.
                 let skipped = (now - self.next_update_ns) / self.tupdate_ns + 1;
                 self.next_update_ns += skipped * self.tupdate_ns;
