@@ -563,7 +563,10 @@ def test_the_paths_overhead_is_smaller_under_a_runs_packet_rate(capsys: pytest.C
     # scripts/ping_overhead.py: on the idle path pinged 10 times a second the overhead is larger
     # than under the load the testbed pings under (measured 0.58-0.75 ms against 0.13-0.16 ms on
     # 2026-11-26; 0.21-0.35 against 0.10-0.13 ms in six passes on 2026-11-27, the ratio 1.95-3.0
-    # over its 11 pings), which is why the correction is measured under load.
+    # over its 11 pings), which is why the correction is measured under load. The minimum shows
+    # it; the mean also carries the machine's stalls, a few ms each (2026-12-01, four passes:
+    # minimum 0.27-0.44 idle against 0.10-0.12 ms under load at 10 pings/s, 0.06-0.09 under load
+    # at 100; means 0.26-0.89 under load at 100, and 4.3 under load at 10 in one pass).
     spec = importlib.util.spec_from_file_location("ping_overhead", ROOT / "scripts" / "ping_overhead.py")
     assert spec is not None and spec.loader is not None
     ping_overhead = importlib.util.module_from_spec(spec)
@@ -574,7 +577,7 @@ def test_the_paths_overhead_is_smaller_under_a_runs_packet_rate(capsys: pytest.C
     assert ping_overhead.main(["25"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 6, lines
-    mean = {(line.split()[0], line.split("pings/s")[0].split()[-1]): float(line.split("mean")[1].split()[0]) for line in lines}
-    assert mean[("idle", "10")] > 1.5 * mean[("run", "10")] > 0, mean
-    assert 0 < mean[("run", "100")] < 0.3, mean
+    least = {(line.split()[0], line.split("pings/s")[0].split()[-1]): float(line.split("min")[1].split()[0]) for line in lines}
+    assert least[("idle", "10")] > 1.5 * least[("run", "10")] > 0, lines
+    assert 0 < least[("run", "100")] < 0.3, lines
     _assert_nothing_left()
