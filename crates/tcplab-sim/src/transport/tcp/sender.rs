@@ -1381,9 +1381,14 @@ impl TcpSender {
         self.tp.now_ns = now;
         self.stats.rto_count += 1;
         // Linux `tcp_enter_loss`: a timeout during Recovery or Loss is the same loss episode
-        // and keeps its ssthresh (an RFC-style inflated cwnd must not set it).
+        // and keeps its ssthresh (an RFC-style inflated cwnd must not set it), unless it is the
+        // first timeout in Loss since an ACK of new data (`icsk_retransmits` 0, as `backoff`
+        // here): the Loss episode's repairs got through and a new loss followed.
         let state = self.tp.ca_state;
-        if matches!(state, CaState::Open | CaState::Disorder | CaState::Cwr) || self.snd_una() >= self.recover {
+        if matches!(state, CaState::Open | CaState::Disorder | CaState::Cwr)
+            || self.snd_una() >= self.recover
+            || (state == CaState::Loss && self.backoff == 0)
+        {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
         }
