@@ -74,13 +74,19 @@ def test_router_pcap_is_what_the_queue_received(quick: tcplab.Result, quick_pcap
 
 
 def test_calibration_meets_the_papers_tolerances() -> None:
-    # Ping RTT within 1 ms of 50 ms; UDP offered above 100 Mb/s arrives at 100 Mb/s ± 2 %.
-    p = subprocess.run(
-        [sys.executable, "-m", "tcplab", "testbed", "calibrate", "--rtt", "50ms", "--bottleneck", "100Mbps", "--seconds", "3"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # Ping RTT within 1 ms of 50 ms; UDP offered above 100 Mb/s arrives at 100 Mb/s ± 2 %. A
+    # calibration whose router the machine held up (its own warning: lateness past the limit
+    # that marks runs invalid) is taken once more: on 2026-12-01 one met 1.06 s of stalls in 3 s
+    # and came out 1.5 ms short and 3% slow.
+    for _ in range(2):
+        p = subprocess.run(
+            [sys.executable, "-m", "tcplab", "testbed", "calibrate", "--rtt", "50ms", "--bottleneck", "100Mbps", "--seconds", "3"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if p.returncode == 0 or "runs under this load would be marked invalid" not in p.stderr + p.stdout:
+            break
     assert p.returncode == 0, p.stdout + p.stderr
     assert "calibration ok" in p.stdout
     assert "ping RTT" in p.stdout and "UDP rate" in p.stdout and "taken out of the router's delay" in p.stdout
