@@ -45,7 +45,9 @@ def test_a_captured_testbed_run_gives_the_hosts_holds_tables(tmp_path: Path, cap
     data, ack = tables(r.stdout)["host_data_holds"], tables(r.stdout)["host_ack_holds"]
     assert len(data) == len(ack) == 21
     for table in (data, ack):
-        assert table == sorted(table) and table[-1] < 10_000, table
+        # The tables end at the 99th percentile, under 10 ms unless the machine held the run up
+        # (invalid: in CI on 2026-12-01 its p99 host hold was 10.4 ms).
+        assert table == sorted(table) and (invalid or table[-1] < 10_000), table
         # A host holds a packet some µs at least (a veth crossing, a wake-up), well under 1 ms
         # in most cases.
         assert 1.0 <= table[10] <= 500.0, table

@@ -12,12 +12,14 @@ import os
 import re
 import signal
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tcplab
@@ -73,12 +75,29 @@ def test_router_pcap_is_what_the_queue_received(quick: tcplab.Result, quick_pcap
     assert dropped == fwd["dropped_pkts"] > 0
 
 
+def _held_up(cal: Calibration) -> str:
+    """The routers' own verdict on a calibration: '' unless the machine held one up past the limit
+    that marks runs invalid (p99.9 lateness) while the overhead's or the judged pings ran, else
+    what they reported."""
+    late = max(d["lateness"]["p999_ns"] for d in cal.router["directions"])
+    before = cal.uncorrected_lateness_ns or 0
+    if max(late, before) <= testbed.LATENESS_LIMIT_NS:
+        return ""
+    return f"router lateness p99.9 {before / 1e3:.0f} µs under the overhead's pings, {late / 1e3:.0f} µs after"
+
+
+#: Calibrations a test takes before it gives up on a machine that holds the router up in each.
+TRIES = 3
+
+
 def test_calibration_meets_the_papers_tolerances() -> None:
     # Ping RTT within 1 ms of 50 ms; UDP offered above 100 Mb/s arrives at 100 Mb/s ± 2 %. A
-    # calibration whose router the machine held up (its own warning: lateness past the limit
-    # that marks runs invalid) is taken once more: on 2026-12-01 one met 1.06 s of stalls in 3 s
-    # and came out 1.5 ms short and 3% slow.
-    for _ in range(2):
+    # calibration that fails while the machine holds its router up (its own warning: lateness past
+    # the limit that marks runs invalid) is taken again: in CI on 2026-12-01 two in a row met
+    # 1.06 s and 3.2 s of stalls in 3 s of UDP and came out 28% slow. Such a machine cannot show
+    # the tolerances, and the test says so; a failure without that warning fails.
+    held = []
+    for _ in range(TRIES):
         p = subprocess.run(
             [sys.executable, "-m", "tcplab", "testbed", "calibrate", "--rtt", "50ms", "--bottleneck", "100Mbps", "--seconds", "3"],
             capture_output=True,
@@ -87,6 +106,10 @@ def test_calibration_meets_the_papers_tolerances() -> None:
         )
         if p.returncode == 0 or "runs under this load would be marked invalid" not in p.stderr + p.stdout:
             break
+        held.append(p.stdout.splitlines()[-2:])
+    else:
+        _assert_nothing_left()
+        pytest.skip(f"the machine held the router up in {TRIES} calibrations: {held}")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "calibration ok" in p.stdout
     assert "ping RTT" in p.stdout and "UDP rate" in p.stdout and "taken out of the router's delay" in p.stdout
@@ -101,19 +124,33 @@ def test_calibration_takes_the_paths_own_round_trip_out_of_the_routers_delay() -
     # delay; the corrected router delays each direction by half of that less, and the fastest
     # ping comes back that much sooner (the minimum: a stall of the machine cannot lower it).
     # Both are pinged under a run's packet rate (_path_load), under which the overhead is
-    # steady (0.12-0.18 ms on this machine), so the corrected mean is the setting's (measured
-    # within 0.03 ms; docs/testbed.md).
+    # steady (0.12-0.18 ms on a quiet machine), so the corrected mean is the setting's (measured
+    # within 0.03 ms; docs/testbed.md). The overhead is the median of six runs' means: a burst
+    # of stalls in one run does not move it.
     rtt_ns = 25_000_000
-    cal = testbed.calibrate(rtt_ns, 100_000_000, udp_seconds=2)
-    assert cal.uncorrected is not None and cal.uncorrected.count == testbed.experiment.OVERHEAD_PINGS == 300
-    assert cal.rtt.count == 200 and cal.as_dict()["ping_interval_ms"] == 10.0
-    assert 0 < cal.overhead_ns == round(cal.uncorrected.mean_ms * 1e6) - rtt_ns < 5_000_000
-    assert {d["delay_ns"] for d in cal.router["directions"]} == {(rtt_ns - cal.overhead_ns) // 2}
-    assert cal.rtt.min_ms < cal.uncorrected.min_ms
-    assert abs(cal.rtt_mean_ms - 25) < 0.2, cal.as_dict()
-    assert cal.ok, cal.problems()
+    held = []
+    for _ in range(TRIES):
+        cal = testbed.calibrate(rtt_ns, 100_000_000, udp_seconds=2)
+        assert cal.uncorrected is not None and cal.uncorrected.count == testbed.experiment.OVERHEAD_PINGS == 300
+        assert [r.count for r in cal.uncorrected_runs] == [50] * 6
+        assert cal.uncorrected == PingStats.combine(cal.uncorrected_runs)
+        assert cal.rtt.count == 200 and cal.as_dict()["ping_interval_ms"] == 10.0
+        median = statistics.median(r.mean_ms for r in cal.uncorrected_runs)
+        assert 0 < cal.overhead_ns == round(median * 1e6) - rtt_ns < 5_000_000
+        assert {d["delay_ns"] for d in cal.router["directions"]} == {(rtt_ns - cal.overhead_ns) // 2}
+        assert cal.rtt.min_ms < cal.uncorrected.min_ms
+        # The corrected pings' mean is the setting's, unless the machine held the router up
+        # while they or the overhead's pings ran (then try again).
+        if abs(cal.rtt_mean_ms - 25) < 0.2 and cal.ok:
+            break
+        reason = _held_up(cal)
+        assert reason, cal.as_dict()
+        held.append(reason)
+    else:
+        _assert_nothing_left()
+        pytest.skip(f"the machine held the router up in {TRIES} calibrations: {held}")
     plain = testbed.calibrate(rtt_ns, 100_000_000, udp_seconds=2, ping_count=5, compensate=False)
-    assert plain.overhead_ns == 0 and plain.uncorrected is None
+    assert plain.overhead_ns == 0 and plain.uncorrected is None and plain.uncorrected_runs == [] and plain.uncorrected_lateness_ns is None
     assert {d["delay_ns"] for d in plain.router["directions"]} == {rtt_ns // 2}
     assert plain.as_dict()["path_overhead_ms"] == 0 and plain.as_dict()["uncorrected_rtt_mean_ms"] is None
     _assert_nothing_left()
@@ -318,6 +355,12 @@ def test_calibration_judges_both_tolerances() -> None:
     assert not unlimited.ok and "UDP rate 103.000 Mb/s" in unlimited.problems()[0]
 
 
+def test_ping_runs_combine_into_the_statistics_of_all_their_pings() -> None:
+    runs = [PingStats(50, 25.1, 25.2, 25.9), PingStats(50, 25.05, 29.7, 56.0), PingStats(100, 25.2, 25.3, 25.4)]
+    assert PingStats.combine(runs) == PingStats(200, 25.05, 26.375, 56.0)
+    assert PingStats.combine(runs[:1]) == runs[0]
+
+
 def test_each_flows_series_starts_with_its_data(quick: tcplab.Result, quick_pcap: Path) -> None:
     """iperf3 counts its seconds from its data's start, five round trips (control connection,
     cookie, parameters, data connection, its cookie) after the client's launch; the series are
@@ -374,7 +417,8 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
     # itself added to the pings made with the router at 25 ms before the run.
     cal = quick.meta["calibration"]
     overhead = info["router"]["path_overhead_ns"]
-    assert overhead == round(cal["path_overhead_ms"] * 1e6) == round((cal["uncorrected_rtt_mean_ms"] - 50) * 1e6)
+    assert overhead == round(cal["path_overhead_ms"] * 1e6) == round((statistics.median(cal["uncorrected_run_means_ms"]) - 50) * 1e6)
+    assert len(cal["uncorrected_run_means_ms"]) == testbed.experiment.OVERHEAD_RUNS == 6
     assert 0 < overhead < 5_000_000, overhead
     assert info["router"]["rate_bps"] == 100_000_000 and info["router"]["delay_ns"] == (50_000_000 - overhead) // 2
     # Validity follows the rules: ping within 1 ms, lateness p99.9 within 1 ms.
@@ -384,8 +428,10 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
     # (Whether it IS valid depends on the machine's other load: see docs/testbed.md.)
     assert quick.meta["valid"] == (p999 <= 1_000_000 and rtt_ok), quick.meta["invalid_reason"]
     assert (quick.meta["invalid_reason"] is None) == quick.meta["valid"]
-    # The router keeps time: half the packets leave within 200 µs of their deadline.
-    assert all(d["lateness"]["p50_ns"] < 200_000 for d in directions), directions
+    # The router keeps time: half the packets leave within 200 µs of their deadline, unless the
+    # machine held it up (an invalid run: on 2026-12-02 one's p99.9 was 12-51 ms and its p50 over
+    # 200 µs).
+    assert not quick.meta["valid"] or all(d["lateness"]["p50_ns"] < 200_000 for d in directions), directions
     # It counts its stalls (wake-ups over 1 ms late); its clock runs on through them.
     for d in directions:
         assert d["stall_limit_ns"] == 1_000_000 and d["stops_clock_on_stall"] is False
@@ -521,8 +567,10 @@ def test_without_root_the_message_says_so(monkeypatch: pytest.MonkeyPatch) -> No
 
 def _second_round_span_ms(scenario: tcplab.Scenario, workdir: Path) -> tuple[float, dict]:
     """Run ``scenario`` (one flow) while dumpcap records its sender's data segments; return how
-    long the second round of slow start (data segments 11–30, after the initial window of 10)
-    took to leave the sender, and the run's sender stack as read back."""
+    long the second round of slow start took to leave the sender, and the run's sender stack as
+    read back. Rounds are told apart by the idle time between them (at least a quarter of the
+    round trip, paced or not), not by counting segments: once in CI dumpcap missed some of the
+    initial window on a stalling machine, and segments 11-30 spanned two rounds."""
     from tcplab.testbed import topology
 
     result: dict[str, tcplab.Result] = {}
@@ -545,8 +593,11 @@ def _second_round_span_ms(scenario: tcplab.Scenario, workdir: Path) -> tuple[flo
     cap.send_signal(signal.SIGINT)  # the run is over (its calibration pings, then the flow)
     cap.wait(timeout=30)
     times = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-e", "frame.time_epoch"], capture_output=True, text=True, check=True).stdout.split()
-    assert len(times) >= 30, f"captured {len(times)} data segments"
-    second = [float(t) for t in times[10:30]]
+    sent = np.array([float(t) for t in times])
+    starts = np.flatnonzero(np.diff(sent) > scenario.topology.rtt.ns / 4e9) + 1
+    assert len(starts) >= 2, f"{len(sent)} data segments captured in fewer than three rounds"
+    second = sent[starts[0] : starts[1]]
+    assert len(second) >= 10, f"the second round has {len(second)} segments: {np.round((sent - sent[0]) * 1e3, 1)}"
     return (second[-1] - second[0]) * 1e3, result["r"].meta["backend_info"]["hosts"][ns]
 
 

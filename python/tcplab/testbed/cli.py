@@ -53,8 +53,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     rtt_mark = "ok" if cal.rtt_ok else "OFF"
     rate_mark = "ok" if cal.rate_ok else "OFF"
     if cal.uncorrected is not None:
-        print(f"path      {cal.uncorrected.mean_ms:.3f} ms with the router at rtt/2 ({cal.uncorrected.count} pings, {1 / experiment.PING_INTERVAL_S:g} a second): "
-              f"overhead {cal.overhead_ns / 1e6:.3f} ms taken out of the router's delay")  # fmt: skip
+        means = " ".join(f"{m:.3f}" for m in d["uncorrected_run_means_ms"])
+        print(f"path      {cal.uncorrected.mean_ms:.3f} ms with the router at rtt/2 ({cal.uncorrected.count} pings, {1 / experiment.PING_INTERVAL_S:g} a second; "
+              f"means of its {len(cal.uncorrected_runs)} runs {means}): overhead {cal.overhead_ns / 1e6:.3f} ms (their median's) taken out of the router's delay")  # fmt: skip
     print(f"ping RTT  {d['rtt_mean_ms']:.3f} ms (min {d['rtt_min_ms']:.3f}, max {d['rtt_max_ms']:.3f}; {d['pings']} pings, {1e3 / d['ping_interval_ms']:g} a second)  setting {d['rtt_setting_ms']:g} ms  "
           f"error {d['rtt_mean_ms'] - d['rtt_setting_ms']:+.3f} ms (limit ±{experiment.RTT_TOLERANCE_MS:g} ms)  {rtt_mark}")  # fmt: skip
     print(f"UDP rate  {d['udp_rate_bps'] / 1e6:.3f} Mb/s (IP bytes, offered 1.05x, {d['udp_lost']} lost)  bottleneck {rate.bps / 1e6:g} Mb/s  "

@@ -142,6 +142,13 @@ class PingStats:
     mean_ms: float
     max_ms: float
 
+    @staticmethod
+    def combine(runs: list[PingStats]) -> PingStats:
+        """The statistics of several runs' pings taken together."""
+        count = sum(r.count for r in runs)
+        mean = sum(r.mean_ms * r.count for r in runs) / count
+        return PingStats(count, min(r.min_ms for r in runs), round(mean, 3), max(r.max_ms for r in runs))
+
 
 def ping(ns: str, dst: str, count: int = 10, interval_s: float = 0.2, size: int = 56, preload: int = 1) -> PingStats:
     """Ping ``dst`` from ``ns`` ``count`` times. ping prints each reply's time to 3 significant
