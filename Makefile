@@ -42,7 +42,7 @@ test-rust:
 	cargo test --release -p tcplab-sim -p tcplab-router
 
 test-python:
-	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q -rs --durations=15 tests
 
 bench: install
 	$(PYTHON) bench/reference.py

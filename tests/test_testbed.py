@@ -7,6 +7,7 @@ done by ``make install``); the CI machine runs as root. About a minute in all.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -186,6 +188,22 @@ def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypat
     assert [seed for _, _, seed in opened] == [7, 7, 7, 7]
 
 
+@contextlib.contextmanager
+def _kernel(r: tcplab.Result) -> Iterator[None]:
+    """Assertions about what a run measured. On a testbed run the testbed itself marked invalid
+    (the machine held its router up past the limit, or its calibration failed) a failed assertion
+    skips the test, naming both: such a run shows the machine, not the kernel (in CI on
+    2026-12-02 one's two CUBIC flows through CoDel queued 15.4 packets on average, CSFQ's JFI
+    was 0.954, Reno and CUBIC filled 74 Mb/s of 100). On a valid run or a simulator's result it
+    fails. The simulator's result is checked first, so that it always is."""
+    try:
+        yield
+    except AssertionError as e:
+        if r.meta.get("backend") == "testbed" and not r.meta["valid"]:
+            pytest.skip(f"the testbed marked its run invalid ({r.meta['invalid_reason']}); what it measured: {e}")
+        raise
+
+
 def _on_both_backends(tmp_path: Path, name: str, toml: str) -> tuple[tcplab.Result, tcplab.Result]:
     """The scenario file ``toml`` (named ``testbed-{name}``) run on the testbed and in the
     simulator."""
@@ -222,12 +240,13 @@ def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Pa
     on average; CoDel 6.5 and 7.1; PIE 25.3 and 25.9; FQ-CoDel 4.5 (4.0 in a second run) and
     4.8; FQ-PIE 25.6 and 25.7)."""
     tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "cubic"')
-    for name, r in (("testbed", tb), ("simulator", sim)):
-        fwd = r.queues.iloc[0]
-        total = r.summary()["throughput_mbps"].sum()
-        assert fwd["mean_pkts"] < most_pkts, (name, fwd["mean_pkts"])
-        assert fwd["dropped_pkts"] == fwd["early_drop_pkts"] > 0 and fwd["max_pkts"] < 400, (name, fwd)
-        assert total > least_mbps, (name, total)
+    for name, r in (("simulator", sim), ("testbed", tb)):
+        with _kernel(r):
+            fwd = r.queues.iloc[0]
+            total = r.summary()["throughput_mbps"].sum()
+            assert fwd["mean_pkts"] < most_pkts, (name, fwd["mean_pkts"])
+            assert fwd["dropped_pkts"] == fwd["early_drop_pkts"] > 0 and fwd["max_pkts"] < 400, (name, fwd)
+            assert total > least_mbps, (name, total)
     _assert_nothing_left()
 
 
@@ -243,11 +262,12 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
     FQ-PIE 9.64 / 9.51 and 9.66 / 9.53, JFI 1.0000 in both, mean queue 25.8 and 25.4 packets).
     DRR drops only at the limit; FRED, CSFQ and FQ-PIE drop before it (every drop, in those runs)."""
     tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "bbr"')
-    for name, r in (("testbed", tb), ("simulator", sim)):
-        x = r.summary()["throughput_mbps"]
-        assert r.jain() > 0.97 and x.sum() > 17, (name, list(x))
-        fwd = r.queues.iloc[0]
-        assert (fwd["early_drop_pkts"] == 0) if queue == "drr" else (fwd["early_drop_pkts"] > 0), (name, fwd)
+    for name, r in (("simulator", sim), ("testbed", tb)):
+        with _kernel(r):
+            x = r.summary()["throughput_mbps"]
+            assert r.jain() > 0.97 and x.sum() > 17, (name, list(x))
+            fwd = r.queues.iloc[0]
+            assert (fwd["early_drop_pkts"] == 0) if queue == "drr" else (fwd["early_drop_pkts"] > 0), (name, fwd)
     _assert_nothing_left()
 
 
@@ -265,12 +285,13 @@ def test_ecn_the_routers_codel_marks_the_kernels_segments_instead_of_dropping(tm
         'queue = "codel"\n[topology.codel]\necn = true\n[tcp]\necn = true\n[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n',
     )
     assert all(h["net.ipv4.tcp_ecn"] == "1" for name, h in tb.meta["backend_info"]["hosts"].items() if "-s" in name), tb.meta["backend_info"]["hosts"]
-    for name, r in (("testbed", tb), ("simulator", sim)):
-        q = r.queues.iloc[0]
-        assert q["dropped_pkts"] == 0 and q["marked_pkts"] > 10, (name, q)
-        assert r.flows["marked_pkts"].sum() == q["marked_pkts"], (name, list(r.flows["marked_pkts"]))
-        assert r.summary()["retrans_pkts"].sum() == 0 and r.flows["recoveries"].sum() == 0, name
-        assert q["mean_pkts"] < 15 and r.summary()["throughput_mbps"].sum() > 17, (name, q["mean_pkts"])
+    for name, r in (("simulator", sim), ("testbed", tb)):
+        with _kernel(r):
+            q = r.queues.iloc[0]
+            assert q["dropped_pkts"] == 0 and q["marked_pkts"] > 10, (name, q)
+            assert r.flows["marked_pkts"].sum() == q["marked_pkts"], (name, list(r.flows["marked_pkts"]))
+            assert r.summary()["retrans_pkts"].sum() == 0 and r.flows["recoveries"].sum() == 0, name
+            assert q["mean_pkts"] < 15 and r.summary()["throughput_mbps"].sum() > 17, (name, q["mean_pkts"])
     _assert_nothing_left()
 
 
@@ -298,14 +319,15 @@ def test_without_sack_the_kernel_and_the_simulator_repair_one_hole_per_round_tri
         '[tcp]\nsack = false\nprr = true\ntso = true\nsndbuf_autotuning = true\n[[flows]]\nvariant = "sack"\n',
     )
     assert {h["net.ipv4.tcp_sack"] for h in tb.meta["backend_info"]["hosts"].values()} == {"0"}, tb.meta["backend_info"]["hosts"]
-    for name, r in (("testbed", tb), ("simulator", sim)):
-        flow, whole = r.summary().iloc[0], r.flows.iloc[0]
-        assert 700 <= whole["dropped_pkts"] <= 1500, (name, whole)
-        if name == "testbed" and flow["throughput_mbps"] > 50:
-            # Escaped by a timeout: go-back-N resent what the receiver already held.
-            assert whole["rto_count"] >= 1 and whole["retrans_pkts"] >= 1500 and flow["retrans_pkts"] < 100, (name, whole, flow)
-        else:
-            assert flow["throughput_mbps"] < 1.0 and 200 <= flow["retrans_pkts"] <= 260 and whole["recoveries"] == 1, (name, flow, whole)
+    for name, r in (("simulator", sim), ("testbed", tb)):
+        with _kernel(r):
+            flow, whole = r.summary().iloc[0], r.flows.iloc[0]
+            assert 700 <= whole["dropped_pkts"] <= 1500, (name, whole)
+            if name == "testbed" and flow["throughput_mbps"] > 50:
+                # Escaped by a timeout: go-back-N resent what the receiver already held.
+                assert whole["rto_count"] >= 1 and whole["retrans_pkts"] >= 1500 and flow["retrans_pkts"] < 100, (name, whole, flow)
+            else:
+                assert flow["throughput_mbps"] < 1.0 and 200 <= flow["retrans_pkts"] <= 260 and whole["recoveries"] == 1, (name, flow, whole)
     _assert_nothing_left()
 
 
@@ -322,9 +344,10 @@ def test_without_sack_a_long_recovery_runs_the_send_buffer_dry_in_both_backends(
         'duration = "10s"\nwindow = "2s:10s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "1bdp"\n'
         '[tcp]\nsack = false\nsndbuf_autotuning = true\n[[flows]]\nvariant = "cubic"\n',
     )
-    for name, r in (("testbed", tb), ("simulator", sim)):
-        flow = r.summary().iloc[0]
-        assert flow["throughput_mbps"] < 18.8 and r.flows["dropped_pkts"].iloc[0] >= 25, (name, flow, r.flows.iloc[0])
+    for name, r in (("simulator", sim), ("testbed", tb)):
+        with _kernel(r):
+            flow = r.summary().iloc[0]
+            assert flow["throughput_mbps"] < 18.8 and r.flows["dropped_pkts"].iloc[0] >= 25, (name, flow, r.flows.iloc[0])
     _assert_nothing_left()
 
 
@@ -340,9 +363,10 @@ def test_a_udp_cbr_flow_against_the_kernels_cubic_through_a_fair_queue(tmp_path:
     over 8–60 s, 11.28 and 12.40 in two router runs, 11.80–13.16 in seeds 1–5 (docs/queues/csfq.md)."""
     tb, sim = _cubic_and(tmp_path, f"udp-{queue}", queue, 'kind = "cbr"\nrate = "15Mbps"')
     assert tb.meta["backend_info"]["flow_stacks"][1] == {"cc": "udp", "udp_payload_bps": 14_580_000, "udp_payload_bytes": 972}
-    for name, r in (("testbed", tb), ("simulator", sim)):
-        cubic, udp = r.summary()["throughput_mbps"]
-        assert udp_mbps[0] < udp < udp_mbps[1] and cubic > cubic_above, (name, cubic, udp)
+    for name, r in (("simulator", sim), ("testbed", tb)):
+        with _kernel(r):
+            cubic, udp = r.summary()["throughput_mbps"]
+            assert udp_mbps[0] < udp < udp_mbps[1] and cubic > cubic_above, (name, cubic, udp)
     _assert_nothing_left()
 
 
@@ -388,10 +412,11 @@ def test_each_flows_series_starts_with_its_data(quick: tcplab.Result, quick_pcap
 def test_both_flows_deliver_and_fill_the_bottleneck(quick: tcplab.Result) -> None:
     s = quick.summary()
     assert list(s["variant"]) == ["reno", "cubic"]
-    assert (s["throughput_mbps"] > 5).all(), s
-    # Goodput (TCP payload) of a full 100 Mb/s link of 1500-byte packets is at most 96.5 Mb/s.
     total = s["throughput_mbps"].sum()
-    assert 85 < total < 97, total
+    with _kernel(quick):
+        assert (s["throughput_mbps"] > 5).all(), s
+        # Goodput (TCP payload) of a full 100 Mb/s link of 1500-byte packets is at most 96.5 Mb/s.
+        assert 85 < total < 97, total
     assert (quick.flows["goodput_bytes"] > 0).all()
     # The router saw every sender and the bottleneck queue filled: DropTail at 1 BDP (417 pkt) dropped.
     fwd = quick.queues.iloc[0]
