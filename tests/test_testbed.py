@@ -81,7 +81,7 @@ def _held_up(cal: Calibration) -> str:
     """The routers' own verdict on a calibration: '' unless the machine held one up past the limit
     that marks runs invalid (p99.9 lateness) while the overhead's or the judged pings ran, else
     what they reported."""
-    late = max(d["lateness"]["p999_ns"] for d in cal.router["directions"])
+    late = testbed.experiment._lateness_p999(cal.router)
     before = cal.uncorrected_lateness_ns or 0
     if max(late, before) <= testbed.LATENESS_LIMIT_NS:
         return ""

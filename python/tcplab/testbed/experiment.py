@@ -329,7 +329,7 @@ class _Testbed:
         assert self.router is not None
         self.uncorrected_runs = self.ping_runs(OVERHEAD_PINGS, OVERHEAD_RUNS)
         self.uncorrected = tools.PingStats.combine(self.uncorrected_runs)
-        overhead_ns = round(statistics.median(b.mean_ms for b in self.uncorrected_runs) * 1e6) - self.rtt_ns
+        overhead_ns = round(statistics.median(r.mean_ms for r in self.uncorrected_runs) * 1e6) - self.rtt_ns
         self.overhead_ns = min(max(0, overhead_ns), self.rtt_ns)
         self.uncorrected_lateness_ns = _lateness_p999(self.renew_router())
 
