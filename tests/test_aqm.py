@@ -1,6 +1,6 @@
 """CoDel, PIE, FQ-CoDel and FQ-PIE (``queue = "codel"``, ``"pie"``, ``"fq_codel"``,
 ``"fq_pie"``): what they do to a deep buffer's delay and to flows that share it, their keys and
-their errors."""
+their errors. CAKE keeps the deep buffer short here too; its own tests are in test_cake.py."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _deep_buffer(queue: str) -> Scenario:
     )
 
 
-@pytest.mark.parametrize(("queue", "delay_ms"), [("codel", (2, 10)), ("pie", (12, 19)), ("fq_codel", (2, 10)), ("fq_pie", (12, 19))])
+@pytest.mark.parametrize(("queue", "delay_ms"), [("codel", (2, 10)), ("pie", (12, 19)), ("fq_codel", (2, 10)), ("fq_pie", (12, 19)), ("cake", (2, 10))])
 def test_aqm_keeps_a_deep_buffer_short_and_the_link_busy(queue: str, delay_ms: tuple[float, float]) -> None:
     # RFC 8289's and RFC 8033's point: the buffer's size no longer sets the delay. DropTail lets
     # CUBIC fill the 500 packets (0.6 ms each); CoDel holds the head's sojourn about its 5-ms
@@ -252,4 +252,4 @@ def test_tcplab_queues_lists_every_discipline_and_its_parameters(capsys: pytest.
     assert main(["queues", "droptail"]) == 0
     assert "parameters: none" in capsys.readouterr().out
     assert main(["queues", "sfq"]) == 2
-    assert capsys.readouterr().err == "tcplab: error: queue = 'sfq': expected one of droptail, red, codel, pie, drr, fq_codel, fq_pie, fred, csfq\n"
+    assert capsys.readouterr().err == "tcplab: error: queue = 'sfq': expected one of droptail, red, codel, pie, drr, fq_codel, fq_pie, fred, csfq, cake\n"

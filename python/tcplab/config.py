@@ -456,7 +456,29 @@ class Csfq(_Model):
         return {"k_ns": self.k.ns, "kc_ns": self.kc.ns, "threshold": self.threshold}
 
 
-QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq"]
+class Cake(_Model):
+    """CAKE's parameters (``queue = "cake"``), defaults those of Linux's ``sch_cake`` with one tin
+    (``besteffort``; ``docs/queues/cake.md``)."""
+
+    target: PositiveTime = Field(Time(5_000_000), description="each queue's COBALT: the sojourn time it tolerates (Linux target)")
+    interval: PositiveTime = Field(Time(100_000_000), description="each queue's COBALT: its control law's interval (Linux rtt)")
+    flow_mode: Literal["flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost", "triple-isolate"] = Field(
+        "triple-isolate",
+        description="what a queue is: one for all (flowblind), per source, destination or pair of hosts, or per flow (flows); "
+        "dual-srchost, dual-dsthost and triple-isolate (the default) are per flow with fairness between the hosts first",
+    )
+    bandwidth: Literal["unlimited", "link"] = Field(
+        "unlimited",
+        description="unlimited (Linux's default: no shaper) or link: as bandwidth set to the link's rate, which tunes the target, "
+        "interval and per-flow quantum to it (the link itself paces the packets)",
+    )
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``cake`` table."""
+        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": self.bandwidth}
+
+
+QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq", "cake"]
 
 #: Every queue discipline: its one-line description and where its documentation is.
 QUEUES: dict[str, tuple[str, str]] = {
@@ -469,15 +491,16 @@ QUEUES: dict[str, tuple[str, str]] = {
     "fq_pie": ("FQ-PIE as Linux's sch_fq_pie: a queue and a PIE per flow", "docs/queues/fq_pie.md"),
     "fred": ("Flow Random Early Drop (Lin and Morris 1997)", "docs/queues/fred.md"),
     "csfq": ("Core-Stateless Fair Queueing (Stoica, Shenker and Zhang 1998)", "docs/queues/csfq.md"),
+    "cake": ("CAKE as Linux's sch_cake, one tin: a queue per flow with COBALT, host isolation", "docs/queues/cake.md"),
 }
 
 # Each discipline but DropTail, and its parameter table's model (the table has its name).
-_QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fq_pie": FqPie, "fred": Fred, "csfq": Csfq}
+_QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fq_pie": FqPie, "fred": Fred, "csfq": Csfq, "cake": Cake}
 
 
 class _QueueChoice(_Model):
     """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``,
-    ``fq_codel``, ``fq_pie``, ``fred``, ``csfq``), which only that discipline may have.
+    ``fq_codel``, ``fq_pie``, ``fred``, ``csfq``, ``cake``), which only that discipline may have.
 
     All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
     DropTail scenario's run key is the one it had before tcplab had other disciplines."""
@@ -519,7 +542,7 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred' or 'csfq'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq' or 'cake'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
@@ -528,6 +551,7 @@ class Dumbbell(_QueueChoice):
     fq_pie: Optional[FqPie] = Field(None, description="FQ-PIE's parameters when queue = 'fq_pie' (default: Linux's)")
     fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
     csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
+    cake: Optional[Cake] = Field(None, description="CAKE's parameters when queue = 'cake' (default: Linux's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -561,7 +585,7 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred' or 'csfq'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq' or 'cake'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
@@ -570,6 +594,7 @@ class Link(_QueueChoice):
     fq_pie: Optional[FqPie] = Field(None, description="FQ-PIE's parameters when queue = 'fq_pie' (default: Linux's)")
     fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
     csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
+    cake: Optional[Cake] = Field(None, description="CAKE's parameters when queue = 'cake' (default: Linux's)")
     loss: Probability = Field(0.0, description="random loss probability")
 
     def _check(self) -> None:

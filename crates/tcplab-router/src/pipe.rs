@@ -1090,6 +1090,7 @@ mod tests {
             QueueSpec::FqPie { limit_pkts: Some(40), limit_bytes: None, fq_pie: Default::default() },
             QueueSpec::Fred { limit_pkts: Some(40), limit_bytes: None, fred: Default::default() },
             QueueSpec::Csfq { limit_pkts: Some(40), limit_bytes: None, csfq: Default::default() },
+            QueueSpec::Cake { limit_pkts: Some(40), limit_bytes: None, cake: Default::default() },
         ];
         for queue in queues {
             let name = format!("{queue:?}");

@@ -123,7 +123,7 @@ impl Simulation {
     pub fn new(spec: &Spec) -> Result<Simulation, SpecError> {
         let built = spec.validate()?;
         let n = built.node_names.len();
-        let links: Vec<Link> = built
+        let mut links: Vec<Link> = built
             .links
             .iter()
             .enumerate()
@@ -140,6 +140,9 @@ impl Simulation {
                 stats: LinkStats::default(),
             })
             .collect();
+        for l in &mut links {
+            l.queue.set_hosts(|| spec.flows.iter().map(|f| f.endpoints()).collect());
+        }
         let pairs: Vec<(u32, u32)> = built.links.iter().map(|l| (l.from, l.to)).collect();
         let routes = Routes::compute(n, &pairs);
 

@@ -196,6 +196,76 @@ pub enum QueueSpec {
         #[serde(default)]
         fq_pie: FqPieSpec,
     },
+    /// CAKE as Linux's `sch_cake` with one tin (`besteffort`; `docs/queues/cake.md`): a queue
+    /// per flow (or host) with COBALT, served by DRR++ with host isolation; the limit is shared
+    /// and drops from the fattest queue's head.
+    Cake {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        cake: CakeSpec,
+    },
+}
+
+/// CAKE's parameters, defaults those of Linux's `sch_cake` (`tc qdisc add ... cake besteffort`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CakeSpec {
+    /// COBALT's `target` (5 ms) and `rtt`, its interval (100 ms), before tuning to the rate.
+    #[serde(default = "default_codel_target")]
+    pub target_ns: Nanos,
+    #[serde(default = "default_codel_interval")]
+    pub interval_ns: Nanos,
+    /// What a queue is (`flows`, hosts, or both with fairness between hosts; Linux's default
+    /// `triple-isolate`).
+    #[serde(default)]
+    pub flow_mode: CakeFlowMode,
+    /// `unlimited` (Linux's default: no shaper, COBALT untuned) or `link`: as `bandwidth` set to
+    /// the link's rate, which tunes the target, interval and quantum to it (the link serialises).
+    #[serde(default)]
+    pub bandwidth: CakeBandwidth,
+}
+
+impl Default for CakeSpec {
+    /// Every key at its serde default (Linux's), as an empty `cake` table reads.
+    fn default() -> Self {
+        serde_defaults()
+    }
+}
+
+/// CAKE's flow isolation modes (Linux `CAKE_FLOW_*`): the bits say whether a queue is keyed by
+/// the source host (1), the destination host (2) or the flow (4); with the flow bit, the host
+/// bits add fairness between the hosts' flows.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum CakeFlowMode {
+    Flowblind,
+    Srchost,
+    Dsthost,
+    Hosts,
+    Flows,
+    DualSrchost,
+    DualDsthost,
+    #[default]
+    TripleIsolate,
+}
+
+impl CakeFlowMode {
+    /// Linux's `CAKE_FLOW_*` value.
+    pub fn bits(self) -> u8 {
+        self as u8
+    }
+}
+
+/// CAKE's `bandwidth`: none (`unlimited`) or the link's own rate.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CakeBandwidth {
+    #[default]
+    Unlimited,
+    Link,
 }
 
 /// FQ-PIE's parameters, defaults those of Linux's `sch_fq_pie`.
@@ -1030,6 +1100,14 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
                 return Err(SpecError::new(format!("{field}.fq_pie.ecn_prob"), f.ecn_prob, "a percentage from 0 to 100"));
             }
             ("fq_pie", limit_pkts, limit_bytes)
+        }
+        QueueSpec::Cake { limit_pkts, limit_bytes, cake } => {
+            for (name, v) in [("target_ns", cake.target_ns), ("interval_ns", cake.interval_ns)] {
+                if v == 0 {
+                    return Err(SpecError::new(format!("{field}.cake.{name}"), v, "a time above 0 ns"));
+                }
+            }
+            ("cake", limit_pkts, limit_bytes)
         }
     };
     match (limit_pkts, limit_bytes) {

@@ -1,8 +1,9 @@
 //! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's, PIE's, FRED's and
 //! CSFQ's admission of arrivals to it ([`Red`], [`Pie`], [`Fred`], [`Csfq`]), CoDel's drops at its
-//! head ([`Codel`]), and DRR's, FQ-CoDel's and FQ-PIE's queues per source beside it ([`Drr`],
-//! [`FqCodel`], [`FqPie`]); [`Queue`] joins them without dynamic dispatch.
+//! head ([`Codel`]), and DRR's, FQ-CoDel's, FQ-PIE's and CAKE's queues per source beside it ([`Drr`],
+//! [`FqCodel`], [`FqPie`], [`Cake`]); [`Queue`] joins them without dynamic dispatch.
 
+mod cake;
 mod codel;
 mod csfq;
 mod droptail;
@@ -14,6 +15,7 @@ mod pie;
 mod red;
 mod rounds;
 
+pub use cake::Cake;
 pub use codel::Codel;
 pub use csfq::Csfq;
 pub use droptail::DropTail;
@@ -83,6 +85,7 @@ pub enum Aqm {
     FqPie(FqPie),
     Fred(Fred),
     Csfq(Csfq),
+    Cake(Cake),
 }
 
 impl Queue {
@@ -105,6 +108,7 @@ impl Queue {
             }
             QueueSpec::Csfq { limit_pkts, limit_bytes, csfq } => (limit_pkts, limit_bytes, Some(Aqm::Csfq(Csfq::new(csfq, rate_bps, rng)))),
             QueueSpec::FqPie { limit_pkts, limit_bytes, fq_pie } => (limit_pkts, limit_bytes, Some(Aqm::FqPie(FqPie::new(fq_pie, rng)))),
+            QueueSpec::Cake { limit_pkts, limit_bytes, cake } => (limit_pkts, limit_bytes, Some(Aqm::Cake(Cake::new(cake, rate_bps, rng)))),
         };
         Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), aqm: aqm.map(Box::new) }
     }
@@ -123,6 +127,7 @@ impl Queue {
             Some(Aqm::FqPie(f)) => f.pie_drops(),
             Some(Aqm::Fred(f)) => f.drops(),
             Some(Aqm::Csfq(c)) => c.drops(),
+            Some(Aqm::Cake(c)) => c.cobalt_drops(),
         }
     }
 
@@ -135,6 +140,7 @@ impl Queue {
             Some(Aqm::Pie(p)) => p.marks(),
             Some(Aqm::FqCodel(f)) => f.codel_marks(),
             Some(Aqm::FqPie(f)) => f.pie_marks(),
+            Some(Aqm::Cake(c)) => c.marks(),
             _ => 0,
         }
     }
@@ -163,6 +169,22 @@ impl Queue {
         }
     }
 
+    /// CAKE's state, when the queue has CAKE.
+    pub fn cake(&self) -> Option<&Cake> {
+        match self.aqm.as_deref() {
+            Some(Aqm::Cake(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Tell a CAKE queue each flow's source and destination node (by flow index), which its host
+    /// isolation keys by; other disciplines ignore it.
+    pub fn set_hosts(&mut self, hosts: impl FnOnce() -> Vec<(u32, u32)>) {
+        if let Some(Aqm::Cake(c)) = self.aqm.as_deref_mut() {
+            c.set_hosts(hosts());
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn red_mut(&mut self) -> Option<&mut Red> {
         match self.aqm.as_deref_mut() {
@@ -177,7 +199,9 @@ impl Queue {
     #[inline]
     pub fn has_dropped(&self) -> bool {
         match self.aqm.as_deref() {
-            Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. })) => !dropped.is_empty(),
+            Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. }) | Aqm::Cake(Cake { dropped, .. })) => {
+                !dropped.is_empty()
+            }
             _ => false,
         }
     }
@@ -185,7 +209,9 @@ impl Queue {
     /// Hand every such packet dropped since the last call to `f`, oldest first.
     #[cold]
     pub fn take_dropped(&mut self, f: impl FnMut(Packet)) {
-        if let Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. })) = self.aqm.as_deref_mut() {
+        if let Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. }) | Aqm::Cake(Cake { dropped, .. })) =
+            self.aqm.as_deref_mut()
+        {
             dropped.drain(..).for_each(f);
         }
     }
@@ -208,6 +234,7 @@ impl Aqm {
             Aqm::Drr(drr) => return drr.enqueue(fifo, pkt),
             Aqm::FqCodel(fq) => return fq.enqueue(fifo, pkt),
             Aqm::FqPie(fq) => return fq.enqueue(fifo, pkt, now_ns),
+            Aqm::Cake(cake) => return cake.enqueue(fifo, pkt, now_ns),
         };
         if admitted {
             fifo.enqueue(pkt, now_ns)
@@ -229,6 +256,7 @@ impl Aqm {
             Aqm::Drr(_) => {}
             Aqm::FqCodel(fq) => fq.pass(pkt),
             Aqm::FqPie(fq) => fq.pass(pkt, now_ns),
+            Aqm::Cake(cake) => cake.pass(pkt, now_ns),
             Aqm::Fred(fred) => {
                 if !fred.admit(pkt, 0, false, now_ns) {
                     return false;
@@ -255,6 +283,7 @@ impl Aqm {
             Aqm::Drr(drr) => drr.dequeue(fifo),
             Aqm::FqCodel(fq) => fq.dequeue(fifo, now_ns),
             Aqm::FqPie(fq) => fq.dequeue(fifo, now_ns),
+            Aqm::Cake(cake) => cake.dequeue(fifo, now_ns),
             Aqm::Fred(fred) => {
                 let pkt = fifo.dequeue(now_ns)?;
                 fred.departed(&pkt, fifo.len_pkts(), now_ns);
@@ -301,6 +330,7 @@ impl QueueDisc for Queue {
             Some(Aqm::Drr(d)) => d.for_each(f),
             Some(Aqm::FqCodel(q)) => q.for_each(f),
             Some(Aqm::FqPie(q)) => q.for_each(f),
+            Some(Aqm::Cake(q)) => q.for_each(f),
             _ => {}
         }
     }

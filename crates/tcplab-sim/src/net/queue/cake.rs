@@ -1,0 +1,788 @@
+//! CAKE, "Common Applications Kept Enhanced" (Høiland-Jørgensen, Täht and Morton, "Piece of
+//! CAKE", IEEE LANMAN 2018), as Linux's `sch_cake` runs it (`net/sched/sch_cake.c`) with one tin
+//! (`besteffort`):
+//!
+//! - A queue per flow, per host or per host pair (`flow_mode`; Linux hashes into 1024 queues,
+//!   8-way set-associative; tcplab never puts two in one). With the flow bit and a host bit
+//!   (`dual-srchost`, `dual-dsthost`, `triple-isolate`, the default) each flow's quantum is
+//!   divided by the number of bulk flows its host has, so that hosts share before flows do.
+//! - DRR++ over three lists: new (sparse) flows first, then old (bulk) ones; a flow whose queue
+//!   empties while its COBALT is not at rest waits on the decaying list, one of which is visited
+//!   at the start of each dequeue.
+//! - COBALT per queue: CoDel's control law run with a 32-bit 1/√count (a cache for counts below
+//!   16, one Newton step above), with its "drop next" time doubling as an activity timeout and
+//!   its count decaying while the queue is below target; plus BLUE, a drop probability raised
+//!   by 1/256 when the queue overflows and lowered by 1/4096 when it is found empty, each at most
+//!   once per target. CoDel marks ECN-capable packets CE (always: CAKE has no `ecn` switch); BLUE
+//!   drops. The last packet of a queue is never dropped by COBALT.
+//! - When an arrival takes the queue over its limit, the queue holding the most bytes loses its
+//!   head packet, one at a time until it is under, and its COBALT is told the queue overflowed.
+//!
+//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), the shaper (`bandwidth =
+//! "link"` tunes COBALT and the quantum to the link's rate, and the link serialises at it),
+//! overhead compensation, `ingress`, `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
+//! limit (Linux counts each packet's `truesize`; tcplab's buffer counts packets or IP bytes).
+
+use std::collections::{HashMap, VecDeque};
+
+use super::droptail::DropTail;
+use crate::net::packet::Packet;
+use crate::rng::Rng;
+use crate::spec::{CakeBandwidth, CakeSpec};
+use crate::time::Nanos;
+
+/// `psched_mtu` of an Ethernet device: 1500 + its 14-byte header.
+const MTU_BYTES: u64 = 1514;
+/// The Ethernet header Linux's lengths include (`qdisc_pkt_len`) and tcplab's IP sizes do not.
+const ETH_HEADER_BYTES: u32 = 14;
+
+/// A packet's length as CAKE counts it: its frame on an Ethernet device.
+fn frame_len(pkt: &Packet) -> u32 {
+    pkt.size_bytes + ETH_HEADER_BYTES
+}
+/// Entries of `cobalt_rec_inv_sqrt_cache`.
+const REC_INV_SQRT_CACHE: usize = 16;
+
+/// The flow isolation bits (Linux `CAKE_FLOW_SRC_IP`, `_DST_IP`, `_FLOWS`).
+const SRC_IP: u8 = 1;
+const DST_IP: u8 = 2;
+const FLOWS: u8 = 4;
+/// `CAKE_FLOW_DUAL_SRC` and `_DUAL_DST`: flows, with fairness between source (destination) hosts.
+const DUAL_SRC: u8 = FLOWS | SRC_IP;
+const DUAL_DST: u8 = FLOWS | DST_IP;
+
+/// `cobalt_newton_step`: one Newton step towards 1/√count in Q0.32.
+fn newton_step(count: u32, rec_inv_sqrt: u32) -> u32 {
+    let invsqrt = rec_inv_sqrt as u64;
+    let invsqrt2 = (invsqrt * invsqrt) >> 32;
+    let val = (3u64 << 32).wrapping_sub(count as u64 * invsqrt2) >> 2;
+    ((val * invsqrt) >> (32 - 2 + 1)) as u32
+}
+
+/// `cobalt_cache_init`: 1/√count for counts 0–15, four Newton steps each from the last.
+fn rec_inv_sqrt_cache() -> [u32; REC_INV_SQRT_CACHE] {
+    let mut cache = [0; REC_INV_SQRT_CACHE];
+    let mut v = u32::MAX;
+    cache[0] = v;
+    for (count, entry) in cache.iter_mut().enumerate().skip(1) {
+        for _ in 0..4 {
+            v = newton_step(count as u32, v);
+        }
+        *entry = v;
+    }
+    cache
+}
+
+/// `cobalt_params`.
+#[derive(Debug, Clone, Copy)]
+struct CobaltParams {
+    target_ns: Nanos,
+    interval_ns: Nanos,
+    /// Serialisation time of an MTU at the rate (0 unlimited).
+    mtu_time_ns: Nanos,
+    p_inc: u32,
+    p_dec: u32,
+}
+
+/// `cobalt_vars`: one queue's CoDel and BLUE state.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cobalt {
+    count: u32,
+    /// 1/√count, Q0.32; 0 until the count first changes (Linux zeroes it at init).
+    rec_inv_sqrt: u32,
+    drop_next_ns: Nanos,
+    blue_timer_ns: Nanos,
+    /// BLUE's drop probability, Q0.32.
+    p_drop: u32,
+    dropping: bool,
+}
+
+/// `cobalt_control`: `t` + interval/√count.
+fn control(t: Nanos, interval_ns: Nanos, rec_inv_sqrt: u32) -> Nanos {
+    t + ((interval_ns * rec_inv_sqrt as u64) >> 32)
+}
+
+/// `ktime_sub(a, b)` as a signed difference.
+fn diff(a: Nanos, b: Nanos) -> i64 {
+    a.wrapping_sub(b) as i64
+}
+
+impl Cobalt {
+    fn invsqrt(&mut self, cache: &[u32; REC_INV_SQRT_CACHE]) {
+        self.rec_inv_sqrt = match cache.get(self.count as usize) {
+            Some(&v) => v,
+            None => newton_step(self.count, self.rec_inv_sqrt),
+        };
+    }
+
+    /// `cobalt_queue_full`: the queue overflowed and its head was dropped.
+    fn queue_full(&mut self, p: &CobaltParams, now: Nanos) {
+        if diff(now, self.blue_timer_ns) > p.target_ns as i64 {
+            self.p_drop = self.p_drop.checked_add(p.p_inc).unwrap_or(u32::MAX);
+            self.blue_timer_ns = now;
+        }
+        self.dropping = true;
+        self.drop_next_ns = now;
+        if self.count == 0 {
+            self.count = 1;
+        }
+    }
+
+    /// `cobalt_queue_empty`: the queue was served and found empty.
+    fn queue_empty(&mut self, p: &CobaltParams, now: Nanos, cache: &[u32; REC_INV_SQRT_CACHE]) {
+        if self.p_drop != 0 && diff(now, self.blue_timer_ns) > p.target_ns as i64 {
+            self.p_drop = self.p_drop.saturating_sub(p.p_dec);
+            self.blue_timer_ns = now;
+        }
+        self.dropping = false;
+        if self.count != 0 && diff(now, self.drop_next_ns) >= 0 {
+            self.count -= 1;
+            self.invsqrt(cache);
+            self.drop_next_ns = control(self.drop_next_ns, p.interval_ns, self.rec_inv_sqrt);
+        }
+    }
+
+    /// `cobalt_should_drop` for `pkt`, just dequeued: `true` to drop it. CoDel's signal marks an
+    /// ECN-capable packet CE instead (`marked`); BLUE's always drops.
+    fn should_drop(&mut self, p: &CobaltParams, now: Nanos, pkt: &mut Packet, rng: &mut Rng, cache: &[u32; REC_INV_SQRT_CACHE], marked: &mut bool) -> bool {
+        let sojourn = now.saturating_sub(pkt.enq_ns);
+        let mut schedule = diff(now, self.drop_next_ns);
+        // `bulk_flows` is 0 without `ingress`.
+        let over_target = sojourn > p.target_ns && sojourn > p.mtu_time_ns * 4;
+        let mut next_due = self.count != 0 && schedule >= 0;
+        let mut drop = false;
+        *marked = false;
+        if over_target {
+            if !self.dropping {
+                self.dropping = true;
+                self.drop_next_ns = control(now, p.interval_ns, self.rec_inv_sqrt);
+            }
+            if self.count == 0 {
+                self.count = 1;
+            }
+        } else if self.dropping {
+            self.dropping = false;
+        }
+        if next_due && self.dropping {
+            *marked = pkt.mark_ce();
+            drop = !*marked;
+            self.count = self.count.checked_add(1).unwrap_or(self.count);
+            self.invsqrt(cache);
+            self.drop_next_ns = control(self.drop_next_ns, p.interval_ns, self.rec_inv_sqrt);
+            schedule = diff(now, self.drop_next_ns);
+        } else {
+            while next_due {
+                self.count -= 1;
+                self.invsqrt(cache);
+                self.drop_next_ns = control(self.drop_next_ns, p.interval_ns, self.rec_inv_sqrt);
+                schedule = diff(now, self.drop_next_ns);
+                next_due = self.count != 0 && schedule >= 0;
+            }
+        }
+        if self.p_drop != 0 {
+            drop |= (rng.next_u64() >> 32) < self.p_drop as u64;
+        }
+        // The drop-next time doubles as an activity timeout.
+        if self.count == 0 {
+            self.drop_next_ns = now + p.interval_ns;
+        } else if schedule > 0 && !drop {
+            self.drop_next_ns = now;
+        }
+        drop
+    }
+}
+
+/// Where a queue is in DRR++ (Linux `CAKE_SET_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Set {
+    None,
+    Sparse,
+    /// Counted as sparse, but in the bulk rotation.
+    SparseWait,
+    Bulk,
+    Decaying,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    New,
+    Old,
+    Decaying,
+}
+
+#[derive(Debug)]
+struct Flow {
+    pkts: VecDeque<Packet>,
+    bytes: u64,
+    deficit: i32,
+    set: Set,
+    cobalt: Cobalt,
+    srchost: u32,
+    dsthost: u32,
+}
+
+#[derive(Debug)]
+pub struct Cake {
+    mode: u8,
+    params: CobaltParams,
+    flow_quantum: u32,
+    cache: [u32; REC_INV_SQRT_CACHE],
+    /// Queues, and the key each was made for (a flow, a host, a host pair).
+    flows: Vec<Flow>,
+    index: HashMap<u64, usize>,
+    /// Each flow's hosts (by flow index: the data's source and destination node); without a
+    /// table, a flow is a host of its own at each end.
+    flow_hosts: Vec<(u32, u32)>,
+    /// Bulk queues per source and per destination host.
+    src_bulk: Vec<u16>,
+    dst_bulk: Vec<u16>,
+    new_flows: VecDeque<usize>,
+    old_flows: VecDeque<usize>,
+    decaying_flows: VecDeque<usize>,
+    sparse_count: u32,
+    bulk_count: u32,
+    /// Packets in the queues (Linux `sch->q.qlen`).
+    qlen: usize,
+    rng: Rng,
+    /// Packets dropped beyond the one `enqueue` hands back: COBALT's and the overflow's.
+    pub(super) dropped: Vec<Packet>,
+    cobalt_drops: u64,
+    overlimit_drops: u64,
+    marks: u64,
+}
+
+impl Cake {
+    /// CAKE on a link of `rate_bps` (tuning COBALT when `bandwidth` is `link`).
+    pub fn new(spec: &CakeSpec, rate_bps: u64, rng: Rng) -> Self {
+        // `cake_set_rate`, with the rate in bytes a second.
+        let rate = match spec.bandwidth {
+            CakeBandwidth::Unlimited => 0,
+            CakeBandwidth::Link => rate_bps / 8,
+        };
+        let (mut flow_quantum, mut mtu_time_ns) = (MTU_BYTES as u32, 0);
+        if rate > 0 {
+            flow_quantum = (rate >> 12).clamp(300, MTU_BYTES) as u32;
+            let mut shift = 34;
+            let mut rate_ns = (1_000_000_000u64 << 34) / rate.max(64);
+            while rate_ns >> 34 != 0 {
+                rate_ns >>= 1;
+                shift -= 1;
+            }
+            mtu_time_ns = (MTU_BYTES * rate_ns) >> shift;
+        }
+        let target_ns = (mtu_time_ns * 3 / 2).max(spec.target_ns);
+        let interval_ns = (spec.interval_ns + target_ns - spec.target_ns).max(target_ns * 2);
+        Cake {
+            mode: spec.flow_mode.bits(),
+            params: CobaltParams { target_ns, interval_ns, mtu_time_ns, p_inc: 1 << 24, p_dec: 1 << 20 },
+            flow_quantum,
+            cache: rec_inv_sqrt_cache(),
+            flows: Vec::new(),
+            index: HashMap::new(),
+            flow_hosts: Vec::new(),
+            src_bulk: Vec::new(),
+            dst_bulk: Vec::new(),
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            decaying_flows: VecDeque::new(),
+            sparse_count: 0,
+            bulk_count: 0,
+            qlen: 0,
+            rng,
+            dropped: Vec::new(),
+            cobalt_drops: 0,
+            overlimit_drops: 0,
+            marks: 0,
+        }
+    }
+
+    /// Each flow's source and destination host (node), by flow index, for host isolation.
+    pub fn set_hosts(&mut self, hosts: Vec<(u32, u32)>) {
+        self.flow_hosts = hosts;
+    }
+
+    /// COBALT's target, interval and the MTU's serialisation time, and the flow quantum (bytes).
+    pub fn tuning(&self) -> (Nanos, Nanos, Nanos, u32) {
+        (self.params.target_ns, self.params.interval_ns, self.params.mtu_time_ns, self.flow_quantum)
+    }
+
+    /// Packets COBALT dropped at the head (CoDel's and BLUE's).
+    pub fn cobalt_drops(&self) -> u64 {
+        self.cobalt_drops
+    }
+
+    /// Packets COBALT marked CE instead of dropping them.
+    pub fn marks(&self) -> u64 {
+        self.marks
+    }
+
+    /// Packets dropped because an arrival took the queue over its limit.
+    pub fn overlimit_drops(&self) -> u64 {
+        self.overlimit_drops
+    }
+
+    /// Queues on the new, old and decaying lists, for tests.
+    pub fn lists(&self) -> (usize, usize, usize) {
+        (self.new_flows.len(), self.old_flows.len(), self.decaying_flows.len())
+    }
+
+    /// `cake_hash` without collisions: the queue for `pkt`, made on first use.
+    fn queue_of(&mut self, pkt: &Packet) -> usize {
+        let f = pkt.flow.idx();
+        let (a, b) = self.flow_hosts.get(f).copied().unwrap_or((f as u32, f as u32));
+        let (src, dst) = if pkt.kind.is_data() { (a, b) } else { (b, a) };
+        let key = if self.mode & FLOWS != 0 {
+            1 << 63 | f as u64
+        } else {
+            let s = if self.mode & SRC_IP != 0 { src as u64 + 1 } else { 0 };
+            let d = if self.mode & DST_IP != 0 { dst as u64 + 1 } else { 0 };
+            s << 32 | d
+        };
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.flows.len();
+        self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, deficit: 0, set: Set::None, cobalt: Cobalt::default(), srchost: src, dsthost: dst });
+        self.index.insert(key, i);
+        for (bulk, h) in [(&mut self.src_bulk, src), (&mut self.dst_bulk, dst)] {
+            if bulk.len() <= h as usize {
+                bulk.resize(h as usize + 1, 0);
+            }
+        }
+        i
+    }
+
+    /// The most bulk queues either of queue `k`'s hosts has, as the mode counts them (≥ 1).
+    fn host_load(&self, k: usize) -> u32 {
+        let f = &self.flows[k];
+        let mut load = 1;
+        if self.mode & DUAL_SRC == DUAL_SRC {
+            load = load.max(self.src_bulk[f.srchost as usize] as u32);
+        }
+        if self.mode & DUAL_DST == DUAL_DST {
+            load = load.max(self.dst_bulk[f.dsthost as usize] as u32);
+        }
+        load
+    }
+
+    /// Count queue `k` as a bulk queue of its hosts (`up`) or no longer.
+    fn host_bulk(&mut self, k: usize, up: bool) {
+        let (s, d) = (self.flows[k].srchost as usize, self.flows[k].dsthost as usize);
+        let step = |c: &mut u16| if up { *c += 1 } else { *c = c.saturating_sub(1) };
+        if self.mode & DUAL_SRC == DUAL_SRC {
+            step(&mut self.src_bulk[s]);
+        }
+        if self.mode & DUAL_DST == DUAL_DST {
+            step(&mut self.dst_bulk[d]);
+        }
+    }
+
+    /// `cake_enqueue`: queue `pkt`, counted in `fifo`; over the limit, drop the fattest queue's
+    /// head until under. `Err` hands back the first packet dropped (the rest wait in `dropped`).
+    pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet, now: Nanos) -> Result<(), Packet> {
+        fifo.hold(pkt.size_bytes);
+        self.add(pkt);
+        let mut first = None;
+        while fifo.over_limit() {
+            // `cake_drop`: the queue with the most bytes (the first such on a tie).
+            let mut fat = 0;
+            for (i, f) in self.flows.iter().enumerate() {
+                if f.bytes > self.flows[fat].bytes {
+                    fat = i;
+                }
+            }
+            let f = &mut self.flows[fat];
+            let Some(out) = f.pkts.pop_front() else { break };
+            f.bytes -= frame_len(&out) as u64;
+            f.cobalt.queue_full(&self.params, now);
+            fifo.release(out.size_bytes);
+            self.qlen -= 1;
+            self.overlimit_drops += 1;
+            match first {
+                None => first = Some(out),
+                Some(_) => self.dropped.push(out),
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// The queueing half of `cake_enqueue`: the packet joins its queue, which joins the new
+    /// list as a sparse flow if it was on none or decaying.
+    fn add(&mut self, pkt: Packet) {
+        let k = self.queue_of(&pkt);
+        let f = &mut self.flows[k];
+        f.bytes += frame_len(&pkt) as u64;
+        f.pkts.push_back(pkt);
+        self.qlen += 1;
+        match f.set {
+            Set::None | Set::Decaying => {
+                if f.set == Set::Decaying {
+                    self.decaying_flows.retain(|&x| x != k);
+                }
+                self.new_flows.push_back(k);
+                self.flows[k].set = Set::Sparse;
+                self.sparse_count += 1;
+                let div = 65535 / self.host_load(k);
+                self.flows[k].deficit = ((self.flow_quantum * div) >> 16) as i32;
+            }
+            Set::SparseWait => {
+                f.set = Set::Bulk;
+                self.sparse_count -= 1;
+                self.bulk_count += 1;
+                self.host_bulk(k, true);
+            }
+            Set::Sparse | Set::Bulk => {}
+        }
+    }
+
+    /// A packet that arrived to an empty queue and an idle link goes straight out: Linux's
+    /// enqueue and dequeue at once (COBALT keeps the last packet of a queue, so it is sent).
+    pub fn pass(&mut self, pkt: &mut Packet, now: Nanos) {
+        self.add(*pkt);
+        *pkt = self.serve(None, now).expect("the packet just queued");
+    }
+
+    /// `cake_dequeue`.
+    pub fn dequeue(&mut self, fifo: &mut DropTail, now: Nanos) -> Option<Packet> {
+        self.serve(Some(fifo), now)
+    }
+
+    fn list(&mut self, l: List) -> &mut VecDeque<usize> {
+        match l {
+            List::New => &mut self.new_flows,
+            List::Old => &mut self.old_flows,
+            List::Decaying => &mut self.decaying_flows,
+        }
+    }
+
+    fn serve(&mut self, mut fifo: Option<&mut DropTail>, now: Nanos) -> Option<Packet> {
+        let mut first_flow = true;
+        'begin: loop {
+            if self.qlen == 0 || self.sparse_count + self.bulk_count == 0 {
+                return None;
+            }
+            loop {
+                // Retry: one decaying queue first in a dequeue, then new, old, decaying.
+                let list = if first_flow && !self.decaying_flows.is_empty() {
+                    List::Decaying
+                } else if !self.new_flows.is_empty() {
+                    List::New
+                } else if !self.old_flows.is_empty() {
+                    List::Old
+                } else if !self.decaying_flows.is_empty() {
+                    List::Decaying
+                } else {
+                    return None;
+                };
+                let k = self.list(list)[0];
+                first_flow = false;
+                if self.flows[k].deficit <= 0 {
+                    if self.flows[k].set == Set::Sparse {
+                        if self.flows[k].pkts.is_empty() {
+                            self.flows[k].set = Set::SparseWait;
+                        } else {
+                            self.sparse_count -= 1;
+                            self.bulk_count += 1;
+                            self.host_bulk(k, true);
+                            self.flows[k].set = Set::Bulk;
+                        }
+                    }
+                    let div = 65535 / self.host_load(k);
+                    let dither = (self.rng.next_u64() >> 48) as u32;
+                    self.flows[k].deficit += ((self.flow_quantum * div + dither) >> 16) as i32;
+                    self.list(list).pop_front();
+                    self.old_flows.push_back(k);
+                    continue;
+                }
+                // Take a packet through COBALT.
+                let pkt = loop {
+                    let f = &mut self.flows[k];
+                    let Some(mut pkt) = f.pkts.pop_front() else {
+                        f.cobalt.queue_empty(&self.params, now, &self.cache);
+                        let Cobalt { p_drop, count, drop_next_ns, .. } = f.cobalt;
+                        let set = f.set;
+                        self.list(list).pop_front();
+                        if p_drop != 0 || count != 0 || now < drop_next_ns {
+                            // Kept until its state has decayed to rest.
+                            self.decaying_flows.push_back(k);
+                            match set {
+                                Set::Bulk => {
+                                    self.bulk_count -= 1;
+                                    self.host_bulk(k, false);
+                                }
+                                Set::Sparse | Set::SparseWait => self.sparse_count -= 1,
+                                _ => {}
+                            }
+                            self.flows[k].set = Set::Decaying;
+                        } else {
+                            match set {
+                                Set::Sparse | Set::SparseWait => self.sparse_count -= 1,
+                                Set::Bulk => {
+                                    self.bulk_count -= 1;
+                                    self.host_bulk(k, false);
+                                }
+                                _ => {}
+                            }
+                            self.flows[k].set = Set::None;
+                        }
+                        continue 'begin;
+                    };
+                    f.bytes -= frame_len(&pkt) as u64;
+                    self.qlen -= 1;
+                    if let Some(q) = fifo.as_deref_mut() {
+                        q.release(pkt.size_bytes);
+                    }
+                    let mut marked = false;
+                    let drop = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng, &self.cache, &mut marked);
+                    if !drop || f.pkts.is_empty() {
+                        self.marks += u64::from(marked);
+                        break pkt;
+                    }
+                    self.cobalt_drops += 1;
+                    self.dropped.push(pkt);
+                };
+                self.flows[k].deficit -= frame_len(&pkt) as i32;
+                return Some(pkt);
+            }
+        }
+    }
+
+    /// Every queued packet, queue by queue.
+    pub fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
+        self.flows.iter().flat_map(|fl| fl.pkts.iter()).for_each(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::queue::QueueDisc;
+    use crate::ids::{FlowId, NodeId};
+    use crate::net::packet::{Ecn, Kind};
+    use crate::rng::Stream;
+    use crate::spec::CakeFlowMode;
+    use crate::time::NS_PER_MS;
+
+    fn pkt(flow: u32, seq: u32, enq_ns: Nanos) -> Packet {
+        let mut p = Packet::new(FlowId(flow), NodeId(1), Kind::Data, 1500);
+        p.seq = seq;
+        p.enq_ns = enq_ns;
+        p
+    }
+
+    fn cake_with(spec: CakeSpec, rate_bps: u64) -> Cake {
+        Cake::new(&spec, rate_bps, Rng::stream(1, Stream::Queue, 0))
+    }
+
+    fn cake() -> Cake {
+        cake_with(CakeSpec::default(), 20_000_000)
+    }
+
+    #[test]
+    fn defaults_are_linuxs_and_a_rate_tunes_them_as_cake_set_rate_does() {
+        let s = CakeSpec::default();
+        assert_eq!((s.target_ns, s.interval_ns, s.flow_mode, s.bandwidth), (5 * NS_PER_MS, 100 * NS_PER_MS, CakeFlowMode::TripleIsolate, CakeBandwidth::Unlimited));
+        // Unlimited: no MTU time, a quantum of one Ethernet MTU.
+        assert_eq!(cake().tuning(), (5 * NS_PER_MS, 100 * NS_PER_MS, 0, 1514));
+        let link = CakeSpec { bandwidth: CakeBandwidth::Link, ..CakeSpec::default() };
+        // 20 Mb/s = 2.5 MB/s: quantum rate >> 12 = 610 bytes; an MTU takes 605.6 µs, 1.5 of
+        // which is below the 5-ms target, which stays.
+        let (target, interval, mtu_time, quantum) = cake_with(link.clone(), 20_000_000).tuning();
+        assert_eq!((target, interval, quantum), (5 * NS_PER_MS, 100 * NS_PER_MS, 610));
+        assert!(mtu_time.abs_diff(605_600) <= 2, "{mtu_time}");
+        // 1 Mb/s: the quantum's floor of 300 bytes; an MTU takes 12.112 ms, the target becomes
+        // 1.5 of it and the interval grows by as much.
+        let (target, interval, mtu_time, quantum) = cake_with(link.clone(), 1_000_000).tuning();
+        assert_eq!(quantum, 300);
+        assert!(mtu_time.abs_diff(12_112_000) <= 2, "{mtu_time}");
+        assert_eq!(target, mtu_time * 3 / 2);
+        assert_eq!(interval, 100 * NS_PER_MS + target - 5 * NS_PER_MS);
+        // 1 Gb/s: the quantum's ceiling, one MTU.
+        assert_eq!(cake_with(link, 1_000_000_000).tuning().3, 1514);
+    }
+
+    #[test]
+    fn the_inverse_square_root_cache_is_one_over_root_count() {
+        let cache = rec_inv_sqrt_cache();
+        // Counts 0 and 1 are as close to 1.0 as Q0.32 gets.
+        assert_eq!(cache[0], u32::MAX);
+        assert!(cache[1] >= u32::MAX - 4, "{:#x}", cache[1]);
+        for (count, &v) in cache.iter().enumerate().skip(2) {
+            let want = (1u64 << 32) as f64 / (count as f64).sqrt();
+            // Four Newton steps from the last count's value: within 0.06% (count 2: 0.9994).
+            assert!((v as f64 / want - 1.0).abs() < 1e-3, "count {count}: {v} against {want}");
+        }
+        // Beyond the cache, one Newton step from the last value: count 16 within 0.2% of 1/4.
+        let v16 = newton_step(16, cache[15]);
+        assert!((v16 as f64 / ((1u64 << 32) as f64 / 4.0) - 1.0).abs() < 2e-3, "{v16}");
+    }
+
+    /// A queue standing 20 ms deep: two packets offered per one served, each served packet's
+    /// sojourn over the target. The times (ms from the start) at which COBALT drops.
+    fn drop_times(mut c: Cake, ecn: Ecn) -> (Vec<Nanos>, Cake) {
+        let mut q = DropTail::new(Some(100_000), None);
+        let mut drops = Vec::new();
+        let mut seq = 0;
+        for ms in 0..400 {
+            let now = ms * NS_PER_MS;
+            for _ in 0..2 {
+                let mut p = pkt(0, seq, now.saturating_sub(20 * NS_PER_MS));
+                p.ecn = ecn;
+                c.enqueue(&mut q, p, now).unwrap();
+                seq += 1;
+            }
+            c.dequeue(&mut q, now).unwrap();
+            drops.extend(c.dropped.drain(..).map(|_| ms));
+        }
+        (drops, c)
+    }
+
+    #[test]
+    fn cobalt_signals_a_fresh_queue_at_once_then_at_interval_over_root_count() {
+        // The packets served from 6 ms on have waited over the 5-ms target. A queue never
+        // signalled has 1/√count = 0 (Linux zeroes it at init), so its first drop is due as soon
+        // as it goes over the target: on the second packet over it (7 ms). Then count 2
+        // schedules the next 100/√2 = 70.7 ms later, count 3 57.7 ms later, count 4 50 ms...
+        let (drops, c) = drop_times(cake(), Ecn::NOT_ECT);
+        assert_eq!(&drops[..4], &[7, 77, 135, 185], "{drops:?}");
+        assert_eq!(c.cobalt_drops(), drops.len() as u64);
+        let gaps: Vec<Nanos> = drops.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.windows(2).all(|g| g[1] <= g[0]), "{gaps:?}");
+    }
+
+    #[test]
+    fn cobalt_marks_ecn_capable_packets_where_it_would_drop() {
+        let (drops, c) = drop_times(cake(), Ecn::ECT0);
+        assert!(drops.is_empty(), "{drops:?}");
+        let (dropped, _) = drop_times(cake(), Ecn::NOT_ECT);
+        assert_eq!(c.marks(), dropped.len() as u64);
+    }
+
+    #[test]
+    fn cobalt_never_drops_the_last_packet_of_a_queue() {
+        // One packet at a time, each 50 ms old: always over the target, never two queued.
+        let (mut c, mut q) = (cake(), DropTail::new(Some(1000), None));
+        for i in 0..100 {
+            let now = (i + 1) * 10 * NS_PER_MS;
+            c.enqueue(&mut q, pkt(0, i as u32, now - 50 * NS_PER_MS), now).unwrap();
+            assert_eq!(c.dequeue(&mut q, now).unwrap().seq, i as u32);
+        }
+        assert_eq!((c.cobalt_drops(), c.dropped.len()), (0, 0));
+    }
+
+    #[test]
+    fn an_overflow_drops_the_fattest_queues_head_and_raises_blue() {
+        let (mut c, mut q) = (cake(), DropTail::new(Some(10), None));
+        for s in 0..8 {
+            c.enqueue(&mut q, pkt(0, s, 0), 0).unwrap();
+        }
+        c.enqueue(&mut q, pkt(1, 20, 0), 0).unwrap();
+        c.enqueue(&mut q, pkt(1, 21, 0), 0).unwrap();
+        // The eleventh packet: flow 0 holds the most bytes and loses its head, one packet.
+        assert_eq!(c.enqueue(&mut q, pkt(1, 22, 0), 0).unwrap_err().seq, 0);
+        assert_eq!((c.overlimit_drops(), q.len_pkts(), c.dropped.len()), (1, 10, 0));
+        // BLUE: +1/256 once per target at most; the overflow also puts COBALT in dropping state.
+        let k = c.index[&(1 << 63)];
+        let v = c.flows[k].cobalt;
+        assert_eq!((v.p_drop, v.dropping, v.count), (0, true, 1)); // blue_timer 0: not yet a target since
+        c.enqueue(&mut q, pkt(1, 23, 0), 6 * NS_PER_MS).unwrap_err();
+        assert_eq!(c.flows[k].cobalt.p_drop, 1 << 24);
+        c.enqueue(&mut q, pkt(1, 24, 0), 7 * NS_PER_MS).unwrap_err();
+        assert_eq!(c.flows[k].cobalt.p_drop, 1 << 24);
+        // Found empty more than a target later (by a dequeue that serves another packet: a
+        // dequeue of an empty CAKE looks at no queue), it comes down by 1/4096.
+        while c.dequeue(&mut q, 20 * NS_PER_MS).is_some() {}
+        assert_eq!(c.flows[k].cobalt.p_drop, 1 << 24);
+        for s in 30..40 {
+            c.enqueue(&mut q, pkt(1, s, 20 * NS_PER_MS), 20 * NS_PER_MS).unwrap();
+            c.dequeue(&mut q, 20 * NS_PER_MS).unwrap();
+        }
+        assert_eq!(c.flows[k].cobalt.p_drop, (1 << 24) - (1 << 20));
+    }
+
+    #[test]
+    fn a_sparse_flow_goes_before_the_bulk_ones() {
+        let (mut c, mut q) = (cake(), DropTail::new(Some(1000), None));
+        for s in 0..5 {
+            c.enqueue(&mut q, pkt(0, s, 0), 0).unwrap();
+        }
+        assert_eq!(c.dequeue(&mut q, 0).unwrap().seq, 0);
+        assert_eq!(c.dequeue(&mut q, 0).unwrap().seq, 1); // its quantum spent: now bulk, on the old list
+        assert_eq!(c.lists(), (0, 1, 0));
+        c.enqueue(&mut q, pkt(1, 99, 0), 0).unwrap();
+        assert_eq!(c.lists(), (1, 1, 0));
+        assert_eq!(c.dequeue(&mut q, 0).unwrap().seq, 99);
+        let rest: Vec<u32> = std::iter::from_fn(|| c.dequeue(&mut q, 0)).map(|p| p.seq).collect();
+        assert_eq!(rest, [2, 3, 4]);
+    }
+
+    /// Bytes served per flow when four flows between `hosts` (source, destination node) keep
+    /// backlogs, in `mode`.
+    fn shares(mode: CakeFlowMode, hosts: &[(u32, u32)]) -> [f64; 4] {
+        let mut c = cake_with(CakeSpec { flow_mode: mode, ..CakeSpec::default() }, 20_000_000);
+        c.set_hosts(hosts.to_vec());
+        let mut q = DropTail::new(Some(100_000), None);
+        let mut served = [0u64; 4];
+        let mut seq = 0;
+        for _ in 0..3000 {
+            for f in 0..4 {
+                c.enqueue(&mut q, pkt(f, seq, 0), 0).unwrap();
+                seq += 1;
+            }
+            for _ in 0..2 {
+                let p = c.dequeue(&mut q, 0).unwrap();
+                served[p.flow.idx()] += p.size_bytes as u64;
+            }
+        }
+        served.map(|b| b as f64 / served.iter().sum::<u64>() as f64)
+    }
+
+    fn near(got: [f64; 4], want: [f64; 4]) -> bool {
+        got.iter().zip(want).all(|(g, w)| (g - w).abs() < 0.02)
+    }
+
+    #[test]
+    fn triple_isolation_shares_between_hosts_before_flows() {
+        let (q, sixth) = ([0.25; 4], 1.0 / 6.0);
+        let three_to_one = [sixth, sixth, sixth, 0.5];
+        // Host 10 runs three flows (to hosts 20–22), host 11 one (to 23). Per flow: a quarter
+        // each. Isolating source hosts (triple-isolate, dual-srchost): host 10's flows share
+        // half, host 11's has the other half. Destination hosts all have one flow: per flow.
+        let uploads = [(10, 20), (10, 21), (10, 22), (11, 23)];
+        for (mode, want) in [
+            (CakeFlowMode::Flows, q),
+            (CakeFlowMode::TripleIsolate, three_to_one),
+            (CakeFlowMode::DualSrchost, three_to_one),
+            (CakeFlowMode::DualDsthost, q),
+        ] {
+            let got = shares(mode, &uploads);
+            assert!(near(got, want), "{mode:?}: {got:?}");
+        }
+        // The same flows all to host 20: triple-isolate takes the larger of a flow's two hosts'
+        // loads, 4 at the destination, so every flow gets a quarter of the quantum: per flow.
+        // Downloads from hosts 20–22 to host 10 and from 23 to 11: the destinations share.
+        let to_one = [(10, 20), (10, 20), (10, 20), (11, 20)];
+        assert!(near(shares(CakeFlowMode::TripleIsolate, &to_one), q));
+        let downloads = [(20, 10), (21, 10), (22, 10), (23, 11)];
+        for mode in [CakeFlowMode::TripleIsolate, CakeFlowMode::DualDsthost] {
+            let got = shares(mode, &downloads);
+            assert!(near(got, three_to_one), "{mode:?}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn host_modes_queue_by_host() {
+        let mut c = cake_with(CakeSpec { flow_mode: CakeFlowMode::Srchost, ..CakeSpec::default() }, 20_000_000);
+        c.set_hosts(vec![(10, 20), (10, 21), (11, 20)]);
+        let mut q = DropTail::new(Some(1000), None);
+        for f in 0..3 {
+            c.enqueue(&mut q, pkt(f, f, 0), 0).unwrap();
+        }
+        assert_eq!(c.flows.len(), 2);
+        let mut c = cake_with(CakeSpec { flow_mode: CakeFlowMode::Flowblind, ..CakeSpec::default() }, 20_000_000);
+        for f in 0..3 {
+            c.enqueue(&mut q, pkt(f, f, 0), 0).unwrap();
+        }
+        assert_eq!(c.flows.len(), 1);
+    }
+}

@@ -1,0 +1,108 @@
+"""CAKE (``queue = "cake"``, Linux's sch_cake with one tin): its host isolation on a graph where
+one host runs three flows and another one, its ECN marks, its keys and its errors
+(docs/queues/cake.md). Its COBALT and DRR++ are tested against sch_cake.c beside the code
+(crates/tcplab-sim/src/net/queue/cake.rs); its short queue in a deep buffer in test_aqm.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+import tcplab
+from tcplab import ScenarioError
+from tcplab.config import Scenario
+
+
+def _two_hosts(cake: dict) -> Scenario:
+    """Host a sends three CUBIC flows (to c, d, e), host b one (to f), through routers r1 → r2:
+    20 Mb/s, 400 packets, CAKE with the table ``cake``; 1 Gb/s access links; 40 ms round trips."""
+    links = []
+
+    def both_ways(x: str, y: str) -> None:
+        links.extend([{"from": x, "to": y, "rate": "1Gbps", "delay": "1ms"}, {"from": y, "to": x, "rate": "1Gbps", "delay": "1ms"}])
+
+    both_ways("a", "r1")
+    both_ways("b", "r1")
+    links.append({"from": "r1", "to": "r2", "rate": "20Mbps", "delay": "18ms", "buffer": "400pkt", "queue": "cake", "cake": cake})
+    links.append({"from": "r2", "to": "r1", "rate": "20Mbps", "delay": "18ms", "buffer": "400pkt"})
+    for x in "cdef":
+        both_ways("r2", x)
+    flows = [{"variant": "cubic", "src": "a", "dst": d} for d in "cde"] + [{"variant": "cubic", "src": "b", "dst": "f"}]
+    return Scenario.model_validate(
+        {"name": "cake-hosts", "duration": "30s", "seed": 1, "window": "10s:30s",
+         "topology": {"kind": "graph", "nodes": ["a", "b", "r1", "r2", "c", "d", "e", "f"], "links": links}, "flows": flows}
+    )
+
+
+def test_triple_isolation_shares_the_link_between_hosts_before_flows() -> None:
+    # Per flow, b's one flow gets a quarter of the link; isolating source hosts (triple-isolate,
+    # CAKE's default) it gets half, and a's three share the other half. The destinations each
+    # have one flow, so isolating them alone (dual-dsthost) is per flow. (2026-12-02: flows
+    # 4.71 / 4.76 / 4.71 / 4.70 Mb/s; triple-isolate 3.39 / 3.25 / 3.31 / 9.18.)
+    x = {mode: tcplab.simulate(_two_hosts({"flow_mode": mode})).summary().throughput_mbps for mode in ("flows", "triple-isolate", "dual-dsthost")}
+    for mode in ("flows", "dual-dsthost"):
+        assert x[mode].max() / x[mode].min() < 1.1, (mode, list(x[mode]))
+    tri = x["triple-isolate"]
+    assert 0.42 < tri.iloc[3] / tri.sum() < 0.58 and tri.sum() > 18, list(tri)
+    assert tri.iloc[:3].max() / tri.iloc[:3].min() < 1.2, list(tri)
+
+
+def test_cake_marks_ecn_capable_flows_instead_of_dropping() -> None:
+    # CAKE has no ecn switch: its COBALT marks every ECN-capable packet it would drop.
+    def run(ecn: bool) -> tcplab.Result:
+        return tcplab.simulate(
+            Scenario.model_validate(
+                {"name": "cake-ecn", "duration": "20s", "seed": 1, "window": "5s:20s", "tcp": {"ecn": ecn},
+                 "topology": {"bottleneck": "20Mbps", "rtt": "40ms", "buffer": "400pkt", "queue": "cake"},
+                 "flows": [{"variant": "cubic"}, {"variant": "cubic", "start": "1s"}]}
+            )
+        )
+
+    drops, marks = run(False).queues.iloc[0], run(True)
+    q = marks.queues.iloc[0]
+    assert drops.early_drop_pkts > 10 and drops.marked_pkts == 0, drops
+    assert q.dropped_pkts == 0 and q.marked_pkts > 10 and marks.flows.retrans_pkts.sum() == 0, q
+    assert q.mean_pkts < 15 and marks.summary().throughput_mbps.sum() > 18
+
+
+def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
+    base = Scenario.model_validate(reference_data)
+    spec = base.override({"topology.queue": "cake"}).to_engine_spec()["topology"]["queue"]
+    assert spec["kind"] == "cake" and spec["cake"] == {"target_ns": 5_000_000, "interval_ns": 100_000_000, "flow_mode": "triple-isolate", "bandwidth": "unlimited"}
+    tuned = base.override({"topology.queue": "cake", "topology.cake.bandwidth": "link", "topology.cake.flow_mode": "flows"})
+    assert tuned.to_engine_spec()["topology"]["queue"]["cake"] == {"target_ns": 5_000_000, "interval_ns": 100_000_000, "flow_mode": "flows", "bandwidth": "link"}
+    # Every mode and both bandwidths run (a 1-Mb/s link tunes COBALT's target to 18 ms).
+    small = base.override({"duration": "10s", "window": "2s:10s", "flows[1].start": "1s", "topology.bottleneck": "1Mbps", "topology.queue": "cake", "topology.cake.bandwidth": "link"})
+    for mode in ("flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost", "triple-isolate"):
+        r = tcplab.simulate(small.override({"topology.cake.flow_mode": mode}))
+        assert r.summary().throughput_mbps.sum() > 0.85, mode
+
+
+@pytest.mark.parametrize(
+    ("topology", "field", "allowed"),
+    [
+        ({"cake": {"target": "5ms"}}, "topology.cake", "a [cake] table only with queue = 'cake'"),
+        ({"queue": "cake", "cake": {"target": "0ms"}}, "topology.cake.target", "positive time"),
+        ({"queue": "cake", "cake": {"flow_mode": "per-host"}}, "topology.cake.flow_mode", "'triple-isolate'"),
+        ({"queue": "cake", "cake": {"bandwidth": "19Mbit"}}, "topology.cake.bandwidth", "'unlimited'"),
+        ({"queue": "cake", "cake": {"diffserv": "diffserv4"}}, "topology.cake.diffserv", "unknown key"),
+    ],
+)
+def test_bad_cake_settings_name_the_field(topology_error: Callable[[dict], ScenarioError], topology: dict, field: str, allowed: str) -> None:
+    e = topology_error(topology)
+    assert e.field == field and allowed in str(e), str(e)
+
+
+def test_cake_from_the_command_line(cli_refuses: Callable[[str], str], capsys: pytest.CaptureFixture[str]) -> None:
+    from tcplab.cli import main
+
+    argv = ["sim", "--rtt", "40ms", "--bottleneck", "10Mbps", "--buffer", "300pkt", "--flow", "cubic", "--duration", "10s"]
+    assert main([*argv, "--queue", "cake", "--set", "topology.cake.flow_mode=flows"]) == 0
+    assert "JFI" in capsys.readouterr().out
+    assert main(["queues", "cake"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("cake: CAKE as Linux's sch_cake")
+    assert any(line.split()[:2] == ["flow_mode", "triple-isolate"] for line in lines), lines
+    stderr = cli_refuses('duration = "5s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "40ms"\nqueue = "cake"\n[topology.cake]\nflow_mode = "none"\n[[flows]]\nvariant = "reno"\n')
+    assert stderr.startswith("tcplab: error: topology.cake.flow_mode = ")
