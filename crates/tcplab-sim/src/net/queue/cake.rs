@@ -227,9 +227,11 @@ pub struct Cake {
     params: CobaltParams,
     flow_quantum: u32,
     cache: [u32; REC_INV_SQRT_CACHE],
-    /// Queues, and the key each was made for (a flow, a host, a host pair).
+    /// Queues; which queue each flow's packets go to (modes with the flow bit), or each host or
+    /// host pair's (the others: key (source + 1) << 32 | (destination + 1), 0 for a host left out).
     flows: Vec<Flow>,
-    index: HashMap<u64, usize>,
+    by_flow: Vec<Option<usize>>,
+    by_hosts: HashMap<u64, usize>,
     /// Each flow's hosts (by flow index: the data's source and destination node); without a
     /// table, a flow is a host of its own at each end.
     flow_hosts: Vec<(u32, u32)>,
@@ -278,7 +280,8 @@ impl Cake {
             flow_quantum,
             cache: rec_inv_sqrt_cache(),
             flows: Vec::new(),
-            index: HashMap::new(),
+            by_flow: Vec::new(),
+            by_hosts: HashMap::new(),
             flow_hosts: Vec::new(),
             src_bulk: Vec::new(),
             dst_bulk: Vec::new(),
@@ -329,21 +332,29 @@ impl Cake {
     /// `cake_hash` without collisions: the queue for `pkt`, made on first use.
     fn queue_of(&mut self, pkt: &Packet) -> usize {
         let f = pkt.flow.idx();
+        if self.mode & FLOWS != 0 {
+            if let Some(&Some(i)) = self.by_flow.get(f) {
+                return i;
+            }
+        }
         let (a, b) = self.flow_hosts.get(f).copied().unwrap_or((f as u32, f as u32));
         let (src, dst) = if pkt.kind.is_data() { (a, b) } else { (b, a) };
-        let key = if self.mode & FLOWS != 0 {
-            1 << 63 | f as u64
-        } else {
-            let s = if self.mode & SRC_IP != 0 { src as u64 + 1 } else { 0 };
-            let d = if self.mode & DST_IP != 0 { dst as u64 + 1 } else { 0 };
-            s << 32 | d
-        };
-        if let Some(&i) = self.index.get(&key) {
-            return i;
+        let key = if self.mode & SRC_IP != 0 { src as u64 + 1 } else { 0 } << 32 | if self.mode & DST_IP != 0 { dst as u64 + 1 } else { 0 };
+        if self.mode & FLOWS == 0 {
+            if let Some(&i) = self.by_hosts.get(&key) {
+                return i;
+            }
         }
         let i = self.flows.len();
         self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, deficit: 0, set: Set::None, cobalt: Cobalt::default(), srchost: src, dsthost: dst });
-        self.index.insert(key, i);
+        if self.mode & FLOWS != 0 {
+            if self.by_flow.len() <= f {
+                self.by_flow.resize(f + 1, None);
+            }
+            self.by_flow[f] = Some(i);
+        } else {
+            self.by_hosts.insert(key, i);
+        }
         for (bulk, h) in [(&mut self.src_bulk, src), (&mut self.dst_bulk, dst)] {
             if bulk.len() <= h as usize {
                 bulk.resize(h as usize + 1, 0);
@@ -682,7 +693,7 @@ mod tests {
         assert_eq!(c.enqueue(&mut q, pkt(1, 22, 0), 0).unwrap_err().seq, 0);
         assert_eq!((c.overlimit_drops(), q.len_pkts(), c.dropped.len()), (1, 10, 0));
         // BLUE: +1/256 once per target at most; the overflow also puts COBALT in dropping state.
-        let k = c.index[&(1 << 63)];
+        let k = c.by_flow[0].unwrap();
         let v = c.flows[k].cobalt;
         assert_eq!((v.p_drop, v.dropping, v.count), (0, true, 1)); // blue_timer 0: not yet a target since
         c.enqueue(&mut q, pkt(1, 23, 0), 6 * NS_PER_MS).unwrap_err();
