@@ -237,13 +237,56 @@ def test_bad_pcap_arguments(argv: list[str], message: str, scenario_file: Path, 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_dccp_flow_is_refused(tmp_path: Path) -> None:
-    s = tcplab.Scenario.model_validate(
-        {"name": "u", "duration": "1s", "topology": {"kind": "dumbbell", "bottleneck": "10Mbps", "rtt": "20ms"},
-         "flows": [{"variant": "ccid2"}]}
+def test_a_dccp_flow_as_rfc4340_packets(tmp_path: Path) -> None:
+    # A CCID 2 flow beside a CUBIC flow into a 20-packet buffer, 5 s: tshark reads DCCP-Data, then
+    # DCCP-DataAck once an Ack came back, and DCCP-Acks with Ack Vectors, all with 48-bit sequence
+    # numbers and good checksums; one data packet per packet the flow sent (at the sender) or
+    # delivered (at the receiver); each DataAck acknowledges the sequence number of an Ack the
+    # sender received, never going back; and the packets the Acks' vectors report not received
+    # are packets the queue dropped.
+    path = tmp_path / "dccp.toml"
+    path.write_text(
+        'name = "dccp"\nduration = "5s"\nseed = 1\n[topology]\nbottleneck = "10Mbps"\nrtt = "20ms"\nbuffer = "20pkt"\n'
+        '[[flows]]\nvariant = "ccid2"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
     )
-    with pytest.raises(tcplab.ScenarioError, match="a TCP or CBR flow"):
-        pcap.resolve_flow(s, "flow1")
+    files = {at: tmp_path / f"dccp-{at}.pcap" for at in ("sender", "receiver")}
+    for at, pcap_file in files.items():
+        p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", at, "--pcap-file", str(pcap_file), "-q"],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    flows = tcplab.simulate(tcplab.load_scenario(path)).flows
+    assert flows.dropped_pkts[0] > 0
+    fields = ("dccp.type", "dccp.x", "dccp.seq_raw", "dccp.ack_raw", "dccp.checksum.status", "ip.checksum.status", "ip.len", "dccp.ack_vector.nonce_0")
+    prefs = ("ip.check_checksum:TRUE", "dccp.check_checksum:TRUE")
+    sender, receiver = (tshark(f, *fields, prefs=prefs) for f in files.values())
+    for d in (sender, receiver):
+        assert set(d["dccp.checksum.status"]) == {"1"} and set(d["ip.checksum.status"]) == {"1"}  # 1: good
+        assert set(d["dccp.x"]) == {"1"} and set(d["dccp.type"]) <= {"2", "3", "4"}
+    data = {name: d[d["dccp.type"].isin(["2", "4"])] for name, d in (("sender", sender), ("receiver", receiver))}
+    assert len(data["sender"]) == flows.sent_pkts[0] and len(data["receiver"]) == flows.delivered_pkts[0]
+    assert set(data["sender"]["ip.len"]) == {"1500"}
+    # DCCP-Data only before the first Ack reached the sender.
+    types = sender["dccp.type"].tolist()
+    first_ack = types.index("3")
+    assert set(types[:first_ack]) == {"2"} and "2" not in types[first_ack:]
+    acks = sender[sender["dccp.type"] == "3"]
+    data_acks = sender[sender["dccp.type"] == "4"]["dccp.ack_raw"].astype(int)
+    assert set(data_acks) <= set(acks["dccp.seq_raw"].astype(int)) and data_acks.is_monotonic_increasing
+    # Ack Vectors: the first run starts at the Acknowledgement Number, received; the packets
+    # reported not received (state 3) were sent and never delivered.
+    sent = set(data["sender"]["dccp.seq_raw"].astype(int))
+    dropped = sent - set(data["receiver"]["dccp.seq_raw"].astype(int))
+    missing: set[int] = set()
+    for ackno, vector in zip(acks["dccp.ack_raw"].astype(int), acks["dccp.ack_vector.nonce_0"]):
+        cells = bytes.fromhex(vector.replace(":", ""))
+        assert cells[0] >> 6 == 0, vector
+        top = ackno
+        for c in cells:
+            n = (c & 0x3F) + 1
+            if c >> 6 == 3:
+                missing |= set(range(top - n + 1, top + 1))
+            top -= n
+    assert missing and missing <= dropped, sorted(missing - dropped)[:10]
 
 
 def test_a_cbr_flow_as_iperf3_udp(tmp_path: Path) -> None:

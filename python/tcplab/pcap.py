@@ -1,5 +1,6 @@
 """One flow's packets as a pcap file, as tcpdump at one point of the network would see them: a TCP
-flow's segments and ACKs, or a CBR flow's UDP datagrams (as iperf3 sends them).
+flow's segments and ACKs, a CBR flow's UDP datagrams (as iperf3 sends them), or a DCCP flow's
+DCCP-Data, DCCP-DataAck and DCCP-Ack packets (RFC 4340) with their Ack Vectors.
 
 The engine records the flow's packets on the links of the capture point (the spec's ``capture``,
 ``docs/engine-spec.md``); this module chooses those links, turns each recorded packet into an
@@ -74,20 +75,23 @@ def window_scale(rwnd_bytes: int) -> int:
 @dataclass(frozen=True)
 class CapturePoint:
     """Where a flow is captured: ``links`` and, per link, whether packets are stamped when they
-    arrive over it (into the point) rather than when they start onto it (out of the point)."""
+    arrive over it (into the point) rather than when they start onto it (out of the point).
+    ``extra`` links are recorded too but not written: a DCCP flow's receiver's links, whose Acks
+    give the sequence numbers a DCCP-DataAck acknowledges."""
 
     flow: int
     at: str
     links: tuple[int, ...]
     inbound: tuple[bool, ...]
+    extra: tuple[int, ...] = ()
 
     def spec(self) -> dict[str, Any]:
         """The engine spec's ``capture``."""
-        return {"flow": self.flow, "links": list(self.links)}
+        return {"flow": self.flow, "links": sorted({*self.links, *self.extra})}
 
 
 def resolve_flow(scenario: Scenario, text: str) -> int:
-    """The index of the TCP or CBR flow named ``text`` (``flow1`` or a ``name``) or numbered ``text`` (1-based)."""
+    """The index of the flow named ``text`` (``flow1`` or a ``name``) or numbered ``text`` (1-based)."""
     names = scenario.flow_names
     if text in names:
         index = names.index(text)
@@ -95,8 +99,6 @@ def resolve_flow(scenario: Scenario, text: str) -> int:
         index = int(text) - 1
     else:
         raise ScenarioError("--pcap", text, f"expected a flow name ({', '.join(names)}) or its 1-based index (1 to {len(names)})")
-    if isinstance(scenario.flows[index], DccpFlow):
-        raise ScenarioError("--pcap", text, "expected a TCP or CBR flow (pcap export writes TCP and UDP, not DCCP)")
     return index
 
 
@@ -117,13 +119,14 @@ def capture_point(scenario: Scenario, flow: int, at: str) -> CapturePoint:
     spec = scenario.to_engine_spec()
     ends = _link_ends(spec["topology"])
     src, dst = spec["flows"][flow]["src"], spec["flows"][flow]["dst"]
+    extra = tuple(i for i, (frm, _) in enumerate(ends) if frm == dst) if isinstance(scenario.flows[flow], DccpFlow) else ()
     if at in ("sender", "receiver"):
         node = src if at == "sender" else dst
         # Every link at the host: only those on the flow's route carry its packets.
         links = [(i, to == node) for i, (frm, to) in enumerate(ends) if node in (frm, to)]
-        return CapturePoint(flow, at, tuple(i for i, _ in links), tuple(inb for _, inb in links))
+        return CapturePoint(flow, at, tuple(i for i, _ in links), tuple(inb for _, inb in links), extra)
     if at.strip().isdigit() and int(at) < len(ends):
-        return CapturePoint(flow, at, (int(at),), (False,))
+        return CapturePoint(flow, at, (int(at),), (False,), extra)
     raise ScenarioError("--pcap-at", at, f"expected sender, receiver or a link id from 0 to {len(ends) - 1}")
 
 
@@ -147,7 +150,7 @@ def seen_rows(capture: pd.DataFrame, point: CapturePoint) -> tuple[np.ndarray, n
     for l, inb in zip(point.links, point.inbound):
         inbound |= (link == l) & inb
     # A packet the link's loss model drops never arrives at the far end.
-    seen = ~(inbound & (capture["lost"].to_numpy() == 1))
+    seen = np.isin(link, point.links) & ~(inbound & (capture["lost"].to_numpy() == 1))
     t = np.where(inbound, capture["arrive_ns"].to_numpy(dtype=np.int64), capture["t_ns"].to_numpy(dtype=np.int64))
     rows = np.flatnonzero(seen)
     order = rows[np.argsort(t[rows], kind="stable")]
@@ -163,6 +166,8 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
     fs = spec["flows"][f]
     if isinstance(scenario.flows[f], CbrFlow):
         return _udp_packets(dpkt, spec, capture, point)
+    if isinstance(scenario.flows[f], DccpFlow):
+        return _dccp_packets(dpkt, spec, capture, point)
     mss, header, rwnd, timestamps = fs["mss_bytes"], fs["header_bytes"], fs["rwnd_bytes"], fs["timestamps"]
     addr = _addresses(spec)
     src_ip, dst_ip = addr[fs["src"]], addr[fs["dst"]]
@@ -280,6 +285,90 @@ def _udp_packets(dpkt: Any, spec: dict[str, Any], capture: pd.DataFrame, point: 
         raw = bytes(ip)  # dpkt fills in the IP and UDP checksums
         if len(raw) != size:
             raise ValueError(f"built a {len(raw)}-byte datagram for the engine's {size}-byte one")
+        out.append(raw)
+    return out, t
+
+
+_KIND_DCCP_DATA, _KIND_DCCP_ACK = 3, 4  # engine Kind codes (net/packet.rs)
+#: DCCP packet types (RFC 4340 §5.1), its IP protocol number, and options (§5.8, §11.4).
+_DCCP_DATA, _DCCP_ACK, _DCCP_DATAACK = 2, 3, 4
+IP_PROTO_DCCP = 33
+_DCCP_PADDING, _DCCP_ACK_VECTOR_0 = 0, 38
+#: Ack Vector run states as the engine stores them (RunState) and as the wire's two high bits.
+_RUN_STATES = {0: 0, 1: 1}  # received, ECN marked; any other: not received (3)
+
+
+def _ack_vector(words: list[int]) -> bytes:
+    """Ack Vector [Nonce 0] options for the engine's runs (one 32-bit word each: state above the
+    length): a byte per run of up to 64 packets, state in its two high bits and length − 1 in the
+    low six, at most 253 bytes per option (RFC 4340 §11.4)."""
+    data = bytearray()
+    for w in words:
+        state, n = _RUN_STATES.get(w >> 16, 3), w & 0xFFFF
+        while n > 0:
+            data.append(state << 6 | (min(n, 64) - 1))
+            n -= 64
+    return b"".join(bytes([_DCCP_ACK_VECTOR_0, 2 + len(data[k : k + 253])]) + bytes(data[k : k + 253]) for k in range(0, len(data), 253))
+
+
+def _dccp(ips: tuple[bytes, bytes], ports: tuple[int, int], kind: int, seq: int, ack: int | None, options: bytes, payload: bytes) -> bytes:
+    """A DCCP packet with 48-bit sequence numbers (X = 1), options padded to 4 bytes with Padding,
+    full checksum coverage (CsCov 0) and its checksum over the IPv4 pseudo-header (§9.1)."""
+    import dpkt
+
+    options += bytes(-len(options) % 4)  # Padding options (type 0)
+    ack_part = b"" if ack is None else struct.pack("!HHI", 0, (ack >> 32) & 0xFFFF, ack & 0xFFFFFFFF)
+    offset = (16 + len(ack_part) + len(options)) // 4
+    head = struct.pack("!HHBBHBBHI", ports[0], ports[1], offset, 0, 0, kind << 1 | 1, 0, (seq >> 32) & 0xFFFF, seq & 0xFFFFFFFF)
+    body = head + ack_part + options + payload
+    pseudo = ips[0] + ips[1] + struct.pack("!BBH", 0, IP_PROTO_DCCP, len(body))
+    checksum = dpkt.in_cksum(pseudo + body)
+    return body[:6] + struct.pack("!H", checksum) + body[8:]
+
+
+def _dccp_packets(dpkt: Any, spec: dict[str, Any], capture: pd.DataFrame, point: CapturePoint) -> tuple[list[bytes], np.ndarray]:
+    """A DCCP flow's packets seen at ``point``: the sender's data as DCCP-DataAck (DCCP-Data
+    before any Ack came back), the receiver's DCCP-Acks with their Ack Vectors. Sequence numbers
+    count from each side's ISS; a DataAck acknowledges the sequence number of the receiver's Ack
+    whose Acknowledgement Number it carries (the engine's data packets carry that number)."""
+    f = point.flow
+    fs = spec["flows"][f]
+    addr = _addresses(spec)
+    ips = (addr[fs["src"]], addr[fs["dst"]])
+    ports = (CLIENT_PORT_BASE + f, SERVER_PORT)
+    iss_s, iss_r = isn(f), receiver_isn(f)
+    cols = {name: capture[name].to_numpy() for name in capture.columns}
+    acks = cols["kind"] == _KIND_DCCP_ACK
+    # Each Acknowledgement Number and the receiver's sequence number of the Ack that carried it.
+    carried = dict(zip(cols["ack"][acks].tolist(), cols["seq"][acks].tolist()))
+    header = fs["header_bytes"]
+    order, t = seen_rows(capture, point)
+    out: list[bytes] = []
+    for i in order:
+        size, kind, seq = int(cols["size_bytes"][i]), int(cols["kind"][i]), int(cols["seq"][i])
+        if kind == _KIND_DCCP_DATA:
+            # The engine's `ack`: 0 before any Ack, else the highest Acknowledgement Number + 1.
+            high = int(cols["ack"][i])
+            payload = bytes(size - header)
+            if high:
+                ack = (iss_r + carried[high - 1]) & 0xFFFFFFFFFFFF
+                dccp = _dccp(ips, ports, _DCCP_DATAACK, iss_s + seq, ack, bytes(header - 20 - 24), payload)
+            else:
+                dccp = _dccp(ips, ports, _DCCP_DATA, iss_s + seq, None, bytes(header - 20 - 16), payload)
+            ip_src, ip_dst = ips
+        elif kind == _KIND_DCCP_ACK:
+            n = int(cols["n_sack"][i])
+            words = [int(cols[f"sack_{'start' if k % 2 == 0 else 'end'}_{k // 2}"][i]) for k in range(n)]
+            dccp = _dccp(ips[::-1], ports[::-1], _DCCP_ACK, iss_r + seq, (iss_s + int(cols["ack"][i])) & 0xFFFFFFFFFFFF, _ack_vector(words), b"")
+            ip_src, ip_dst = ips[::-1]
+        else:  # pragma: no cover - a DCCP flow sends nothing else
+            raise ValueError(f"packet kind {kind} is not DCCP")
+        ip = dpkt.ip.IP(src=ip_src, dst=ip_dst, p=IP_PROTO_DCCP, ttl=64, id=len(out) & 0xFFFF, data=dccp)
+        ip.tos = int(cols["ecn"][i]) & 0b11
+        ip.len = 20 + len(dccp)
+        raw = bytes(ip)  # dpkt fills in the IP checksum
+        if len(raw) != size:
+            raise ValueError(f"built a {len(raw)}-byte DCCP packet for the engine's {size}-byte one")
         out.append(raw)
     return out, t
 
