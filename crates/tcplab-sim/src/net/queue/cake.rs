@@ -179,8 +179,10 @@ impl Cobalt {
                 next_due = self.count != 0 && schedule >= 0;
             }
         }
-        if self.p_drop != 0 {
-            drop |= (rng.next_u64() >> 32) < self.p_drop as u64;
+        // BLUE, drawn only for a packet CoDel did not drop (Linux since CAKE's drop reasons,
+        // 2025; before, it drew for every packet: the same drops, another use of the stream).
+        if self.p_drop != 0 && !drop {
+            drop = (rng.next_u64() >> 32) < self.p_drop as u64;
         }
         // The drop-next time doubles as an activity timeout.
         if self.count == 0 {
@@ -363,6 +365,14 @@ impl Cake {
         i
     }
 
+    /// `cake_get_flow_quantum`: the flow quantum divided by the most bulk queues either of queue
+    /// `k`'s hosts has (as the mode counts them), dithered by a random 16-bit fraction.
+    fn flow_quantum_of(&mut self, k: usize) -> i32 {
+        let div = 65535 / self.host_load(k);
+        let dither = (self.rng.next_u64() >> 48) as u32;
+        ((self.flow_quantum * div + dither) >> 16) as i32
+    }
+
     /// The most bulk queues either of queue `k`'s hosts has, as the mode counts them (≥ 1).
     fn host_load(&self, k: usize) -> u32 {
         let f = &self.flows[k];
@@ -379,7 +389,8 @@ impl Cake {
     /// Count queue `k` as a bulk queue of its hosts (`up`) or no longer.
     fn host_bulk(&mut self, k: usize, up: bool) {
         let (s, d) = (self.flows[k].srchost as usize, self.flows[k].dsthost as usize);
-        let step = |c: &mut u16| if up { *c += 1 } else { *c = c.saturating_sub(1) };
+        // Linux caps the counts at 0 and at its 1024 queues.
+        let step = |c: &mut u16| *c = if up { (*c + 1).min(1024) } else { c.saturating_sub(1) };
         if self.mode & DUAL_SRC == DUAL_SRC {
             step(&mut self.src_bulk[s]);
         }
@@ -433,8 +444,9 @@ impl Cake {
                 self.new_flows.push_back(k);
                 self.flows[k].set = Set::Sparse;
                 self.sparse_count += 1;
-                let div = 65535 / self.host_load(k);
-                self.flows[k].deficit = ((self.flow_quantum * div) >> 16) as i32;
+                // Dithered as every refill (Linux since the host-count fix of January 2025; before,
+                // a new flow's quantum was not).
+                self.flows[k].deficit = self.flow_quantum_of(k);
             }
             Set::SparseWait => {
                 f.set = Set::Bulk;
@@ -498,9 +510,7 @@ impl Cake {
                             self.flows[k].set = Set::Bulk;
                         }
                     }
-                    let div = 65535 / self.host_load(k);
-                    let dither = (self.rng.next_u64() >> 48) as u32;
-                    self.flows[k].deficit += ((self.flow_quantum * div + dither) >> 16) as i32;
+                    self.flows[k].deficit += self.flow_quantum_of(k);
                     self.list(list).pop_front();
                     self.old_flows.push_back(k);
                     continue;
