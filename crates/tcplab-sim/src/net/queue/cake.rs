@@ -142,16 +142,15 @@ impl Cobalt {
         }
     }
 
-    /// `cobalt_should_drop` for `pkt`, just dequeued: `true` to drop it. CoDel's signal marks an
-    /// ECN-capable packet CE instead (`marked`); BLUE's always drops.
-    fn should_drop(&mut self, p: &CobaltParams, now: Nanos, pkt: &mut Packet, rng: &mut Rng, cache: &[u32; REC_INV_SQRT_CACHE], marked: &mut bool) -> bool {
+    /// `cobalt_should_drop` for `pkt`, just dequeued: whether to drop it, and whether CoDel's
+    /// signal marked it CE instead (an ECN-capable packet); BLUE's always drops.
+    fn should_drop(&mut self, p: &CobaltParams, now: Nanos, pkt: &mut Packet, rng: &mut Rng, cache: &[u32; REC_INV_SQRT_CACHE]) -> (bool, bool) {
         let sojourn = now.saturating_sub(pkt.enq_ns);
         let mut schedule = diff(now, self.drop_next_ns);
         // `bulk_flows` is 0 without `ingress`.
         let over_target = sojourn > p.target_ns && sojourn > p.mtu_time_ns * 4;
         let mut next_due = self.count != 0 && schedule >= 0;
-        let mut drop = false;
-        *marked = false;
+        let (mut drop, mut marked) = (false, false);
         if over_target {
             if !self.dropping {
                 self.dropping = true;
@@ -164,8 +163,8 @@ impl Cobalt {
             self.dropping = false;
         }
         if next_due && self.dropping {
-            *marked = pkt.mark_ce();
-            drop = !*marked;
+            marked = pkt.mark_ce();
+            drop = !marked;
             self.count = self.count.checked_add(1).unwrap_or(self.count);
             self.invsqrt(cache);
             self.drop_next_ns = control(self.drop_next_ns, p.interval_ns, self.rec_inv_sqrt);
@@ -190,7 +189,7 @@ impl Cobalt {
         } else if schedule > 0 && !drop {
             self.drop_next_ns = now;
         }
-        drop
+        (drop, marked)
     }
 }
 
@@ -553,8 +552,7 @@ impl Cake {
                     if let Some(q) = fifo.as_deref_mut() {
                         q.release(pkt.size_bytes);
                     }
-                    let mut marked = false;
-                    let drop = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng, &self.cache, &mut marked);
+                    let (drop, marked) = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng, &self.cache);
                     if !drop || f.pkts.is_empty() {
                         self.marks += u64::from(marked);
                         break pkt;
