@@ -421,10 +421,13 @@ def _queues(name: str | None) -> int:
         return 0
     fields = _QUEUE_TABLES[name].model_fields
     print(f"  parameters ([topology.{name}] in a scenario, or {name} = {{...}} on a graph link):")
-    width = max(map(len, fields))
+    defaults = {
+        key: "unset" if field.default is None else str(field.default).lower() if isinstance(field.default, bool) else str(field.default)
+        for key, field in fields.items()
+    }
+    width, dwidth = max(map(len, fields)), max(8, *map(len, defaults.values()))
     for key, field in fields.items():
-        default = "unset" if field.default is None else str(field.default).lower() if isinstance(field.default, bool) else str(field.default)
-        print(f"    {key:<{width}}  {default:<8} {field.description}")
+        print(f"    {key:<{width}}  {defaults[key]:<{dwidth}} {field.description}")
     return 0
 
 
