@@ -311,11 +311,9 @@ def _ack_vector(words: list[int]) -> bytes:
     return b"".join(bytes([_DCCP_ACK_VECTOR_0, 2 + len(data[k : k + 253])]) + bytes(data[k : k + 253]) for k in range(0, len(data), 253))
 
 
-def _dccp(ips: tuple[bytes, bytes], ports: tuple[int, int], kind: int, seq: int, ack: int | None, options: bytes, payload: bytes) -> bytes:
+def _dccp(dpkt: Any, ips: tuple[bytes, bytes], ports: tuple[int, int], kind: int, seq: int, ack: int | None, options: bytes, payload: bytes) -> bytes:
     """A DCCP packet with 48-bit sequence numbers (X = 1), options padded to 4 bytes with Padding,
     full checksum coverage (CsCov 0) and its checksum over the IPv4 pseudo-header (§9.1)."""
-    import dpkt
-
     options += bytes(-len(options) % 4)  # Padding options (type 0)
     ack_part = b"" if ack is None else struct.pack("!HHI", 0, (ack >> 32) & 0xFFFF, ack & 0xFFFFFFFF)
     offset = (16 + len(ack_part) + len(options)) // 4
@@ -352,14 +350,14 @@ def _dccp_packets(dpkt: Any, spec: dict[str, Any], capture: pd.DataFrame, point:
             payload = bytes(size - header)
             if high:
                 ack = (iss_r + carried[high - 1]) & 0xFFFFFFFFFFFF
-                dccp = _dccp(ips, ports, _DCCP_DATAACK, iss_s + seq, ack, bytes(header - 20 - 24), payload)
+                dccp = _dccp(dpkt, ips, ports, _DCCP_DATAACK, iss_s + seq, ack, bytes(header - 20 - 24), payload)
             else:
-                dccp = _dccp(ips, ports, _DCCP_DATA, iss_s + seq, None, bytes(header - 20 - 16), payload)
+                dccp = _dccp(dpkt, ips, ports, _DCCP_DATA, iss_s + seq, None, bytes(header - 20 - 16), payload)
             ip_src, ip_dst = ips
         elif kind == _KIND_DCCP_ACK:
             n = int(cols["n_sack"][i])
             words = [int(cols[f"sack_{'start' if k % 2 == 0 else 'end'}_{k // 2}"][i]) for k in range(n)]
-            dccp = _dccp(ips[::-1], ports[::-1], _DCCP_ACK, iss_r + seq, (iss_s + int(cols["ack"][i])) & 0xFFFFFFFFFFFF, _ack_vector(words), b"")
+            dccp = _dccp(dpkt, ips[::-1], ports[::-1], _DCCP_ACK, iss_r + seq, (iss_s + int(cols["ack"][i])) & 0xFFFFFFFFFFFF, _ack_vector(words), b"")
             ip_src, ip_dst = ips[::-1]
         else:  # pragma: no cover - a DCCP flow sends nothing else
             raise ValueError(f"packet kind {kind} is not DCCP")

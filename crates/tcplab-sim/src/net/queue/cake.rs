@@ -522,29 +522,22 @@ impl Cake {
                         let Cobalt { p_drop, count, drop_next_ns, .. } = f.cobalt;
                         let set = f.set;
                         self.list(list).pop_front();
-                        if p_drop != 0 || count != 0 || now < drop_next_ns {
-                            // Kept until its state has decayed to rest.
-                            self.decaying_flows.push_back(k);
-                            match set {
-                                Set::Bulk => {
-                                    self.bulk_count -= 1;
-                                    self.host_bulk(k, false);
-                                }
-                                Set::Sparse | Set::SparseWait => self.sparse_count -= 1,
-                                _ => {}
+                        // Out of the sparse or bulk count either way; kept on the decaying list
+                        // until its state has decayed to rest, else off every list.
+                        match set {
+                            Set::Bulk => {
+                                self.bulk_count -= 1;
+                                self.host_bulk(k, false);
                             }
-                            self.flows[k].set = Set::Decaying;
-                        } else {
-                            match set {
-                                Set::Sparse | Set::SparseWait => self.sparse_count -= 1,
-                                Set::Bulk => {
-                                    self.bulk_count -= 1;
-                                    self.host_bulk(k, false);
-                                }
-                                _ => {}
-                            }
-                            self.flows[k].set = Set::None;
+                            Set::Sparse | Set::SparseWait => self.sparse_count -= 1,
+                            Set::None | Set::Decaying => {}
                         }
+                        self.flows[k].set = if p_drop != 0 || count != 0 || now < drop_next_ns {
+                            self.decaying_flows.push_back(k);
+                            Set::Decaying
+                        } else {
+                            Set::None
+                        };
                         continue 'begin;
                     };
                     f.bytes -= frame_len(&pkt) as u64;
