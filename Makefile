@@ -38,8 +38,9 @@ main:
 
 test: install test-rust test-python
 
+# Rust tests: optimised, without fat LTO (Cargo.toml's release-test profile).
 test-rust:
-	cargo test --release -p tcplab-sim -p tcplab-router
+	cargo test --profile release-test -p tcplab-sim -p tcplab-router
 
 test-python:
 	$(PYTHON) -m pytest -q -rs --durations=15 tests
