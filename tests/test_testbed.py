@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -32,17 +33,21 @@ from tcplab.testbed import stack
 from tcplab.testbed.experiment import Calibration
 from tcplab.testbed.tools import PingStats
 
-_spec = importlib.util.spec_from_file_location("loss_split", Path(__file__).resolve().parent.parent / "scripts" / "loss_split.py")
-assert _spec is not None and _spec.loader is not None
-loss_split = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(loss_split)
-
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "scenarios" / "testbed-quick.toml"
 
 
+def _script(name: str) -> ModuleType:
+    """``scripts/{name}.py`` as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
+loss_split = _script("loss_split")
+queues_testbed = _script("queues_testbed")
 
 
 def _assert_nothing_left() -> None:
@@ -204,25 +209,14 @@ def _kernel(r: tcplab.Result) -> Iterator[None]:
         raise
 
 
-def _on_both_backends(tmp_path: Path, name: str, toml: str) -> tuple[tcplab.Result, tcplab.Result]:
-    """The scenario file ``toml`` (named ``testbed-{name}``) run on the testbed and in the
-    simulator."""
-    path = tmp_path / f"{name}.toml"
-    path.write_text(f'name = "testbed-{name}"\nseed = 1\n{toml}')
-    scenario = testbed.load(path)
-    return testbed.run(scenario), tcplab.simulate(scenario)
+_on_both_backends = queues_testbed.on_both_backends
 
 
 def _cubic_and(tmp_path: Path, name: str, queue: str, second: str) -> tuple[tcplab.Result, tcplab.Result]:
-    """The kernel's CUBIC and a ``second`` flow (its TOML keys, starting at 1 s) on 20 Mb/s, 40 ms,
-    a 400-packet buffer through ``queue``, 20 s, window 8–20 s: the testbed's run and the
-    simulator's of the same file."""
-    return _on_both_backends(
-        tmp_path,
-        name,
-        f'duration = "20s"\nwindow = "8s:20s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "{queue}"\n'
-        f'[[flows]]\nvariant = "cubic"\n[[flows]]\n{second}\nstart = "1s"\n',
-    )
+    """The kernel's CUBIC and a ``second`` flow (``cubic``, ``bbr`` or ``cbr``, from 1 s) on 20
+    Mb/s, 40 ms, a 400-packet buffer through ``queue``, 20 s, window 8–20 s: the testbed's run and
+    the simulator's of the same file (``scripts/queues_testbed.py`` runs every discipline so)."""
+    return _on_both_backends(tmp_path, name, queues_testbed.cubic_and(queue, queues_testbed.SECOND[second]))
 
 
 # Every floor is 17 Mb/s. The router's CoDel and FQ-CoDel once lost a packet's slot when they
@@ -231,16 +225,18 @@ def _cubic_and(tmp_path: Path, name: str, queue: str, second: str) -> tuple[tcpl
 # 17.74 and 15.99 Mb/s; on 2026-12-01 ten CoDel and FQ-CoDel runs in eleven at 0.3–1.5 Mb/s).
 # Fixed (`every_discipline_sends_each_packet_once_in_order_and_frees_every_slot` in the router):
 # FQ-CoDel 18.21, 18.61, 18.47 Mb/s and CoDel 19.13, 18.97 in the next runs, nothing reordered.
-@pytest.mark.parametrize(("queue", "most_pkts", "least_mbps"), [("codel", 15, 17), ("pie", 40, 17), ("fq_codel", 15, 17), ("fq_pie", 40, 17), ("cake", 15, 17)])
+@pytest.mark.parametrize(("queue", "most_pkts", "least_mbps"), [("pie", 40, 17), ("fq_codel", 15, 17), ("cake", 15, 17)])
 def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Path, queue: str, most_pkts: int, least_mbps: float) -> None:
-    """Two kernel CUBIC flows into a 400-packet buffer (10 BDP) through the router's CoDel, PIE,
-    FQ-CoDel, FQ-PIE or CAKE: the queue stays short (CoDel's and CAKE's target is 5 ms, 8 packets
-    here; PIE's 15 ms, 25), every drop the discipline's, the link full. With DropTail the same
+    """Two kernel CUBIC flows into a 400-packet buffer (10 BDP) through the router's PIE, FQ-CoDel
+    or CAKE: the queue stays short (CoDel's and CAKE's target is 5 ms, 8 packets here; PIE's 15 ms,
+    25), every drop the discipline's, the link full. CoDel runs here with ECN (the next test but
+    one), FQ-PIE beside BBR (the next); ``scripts/queues_testbed.py --second cubic`` runs this case
+    for every discipline. With DropTail the same
     flows keep about 324 packets queued (30-s runs, 2026-11-28, router and simulator: DropTail
     324.4 and 324.6 packets on average; CoDel 6.5 and 7.1; PIE 25.3 and 25.9; FQ-CoDel 4.5 (4.0
     in a second run) and 4.8; FQ-PIE 25.6 and 25.7; 2026-12-02, CAKE 4.56 and 3.88, 51 drops in
     both, 9.44 / 9.53 and 9.44 / 9.62 Mb/s)."""
-    tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "cubic"')
+    tb, sim = _cubic_and(tmp_path, queue, queue, "cubic")
     for name, r in (("simulator", sim), ("testbed", tb)):
         with _kernel(r):
             fwd = r.queues.iloc[0]
@@ -251,24 +247,25 @@ def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Pa
     _assert_nothing_left()
 
 
-@pytest.mark.parametrize("queue", ["drr", "fred", "csfq", "fq_pie"])
+@pytest.mark.parametrize("queue", ["csfq", "fq_pie"])
 def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_and_bbr(tmp_path: Path, queue: str) -> None:
-    """The kernel's CUBIC and BBR into a 400-packet buffer through the router's DRR, FRED, CSFQ or
-    FQ-PIE:
-    each gets half the link. Through DropTail CUBIC takes more (30-s runs, window 8–30 s,
-    2026-11-28, router and simulator: DropTail 12.10 / 7.20 and 11.89 / 7.42 Mb/s, JFI 0.94 and
+    """The kernel's CUBIC and BBR into a 400-packet buffer through the router's CSFQ or FQ-PIE:
+    each gets half the link, and the discipline drops before the buffer is full (DRR and FRED run
+    beside a CBR flow below; ``scripts/queues_testbed.py --second bbr`` runs this case for every
+    discipline). Through DropTail CUBIC takes more (30-s runs, window 8–30 s, 2026-11-28, router
+    and simulator: DropTail 12.10 / 7.20 and 11.89 / 7.42 Mb/s, JFI 0.94 and
     0.95; DRR 9.87 / 9.44 in both, JFI 0.9995; FRED 9.34 / 9.95 and 9.67 / 9.63, JFI 0.999 and
     1.000, mean queue 83.5 and 82.7 packets; CSFQ 9.49 / 9.82 (9.25 / 10.06 in a second run) and
     9.31 / 9.99, JFI 0.9997 (0.9982) and 0.9988, mean queue 258.1 (264.6) and 255.4 packets;
     FQ-PIE 9.64 / 9.51 and 9.66 / 9.53, JFI 1.0000 in both, mean queue 25.8 and 25.4 packets).
     DRR drops only at the limit; FRED, CSFQ and FQ-PIE drop before it (every drop, in those runs)."""
-    tb, sim = _cubic_and(tmp_path, queue, queue, 'variant = "bbr"')
+    tb, sim = _cubic_and(tmp_path, queue, queue, "bbr")
     for name, r in (("simulator", sim), ("testbed", tb)):
         with _kernel(r):
             x = r.summary()["throughput_mbps"]
             assert r.jain() > 0.97 and x.sum() > 17, (name, list(x))
             fwd = r.queues.iloc[0]
-            assert (fwd["early_drop_pkts"] == 0) if queue == "drr" else (fwd["early_drop_pkts"] > 0), (name, fwd)
+            assert fwd["early_drop_pkts"] > 0, (name, fwd)
     _assert_nothing_left()
 
 
@@ -352,22 +349,26 @@ def test_without_sack_a_long_recovery_runs_the_send_buffer_dry_in_both_backends(
     _assert_nothing_left()
 
 
-@pytest.mark.parametrize(("queue", "udp_mbps", "cubic_above"), [("drr", (9.5, 10.5), 9.0), ("fred", (6.0, 9.0), 10.5), ("csfq", (9.5, 13.5), 6.0)])
+@pytest.mark.parametrize(("queue", "udp_mbps", "cubic_above"), [("drr", (9.5, 10.5), 9.0), ("fred", (6.0, 9.0), 10.5)])
 def test_a_udp_cbr_flow_against_the_kernels_cubic_through_a_fair_queue(tmp_path: Path, queue: str, udp_mbps: tuple[float, float], cubic_above: float) -> None:
     """A UDP CBR flow (iperf3 -u) of 15 Mb/s against the kernel's CUBIC on 20 Mb/s, 40 ms, a
     400-packet buffer: through DropTail the CBR flow keeps what it sends (20-s runs, window 8–20 s,
     2026-11-28, router and simulator: CUBIC 4.87 and 4.84 Mb/s, CBR 14.95 and 14.99); DRR gives
-    each half (9.65 / 10.00 in both), FRED holds the CBR flow below half (11.71 / 7.87 and
-    11.61 / 7.97), CSFQ well below what it sends. CSFQ's split wanders from run to run in both
+    each half (9.65 / 10.00 in both), dropping only at the buffer's limit; FRED holds the CBR flow
+    below half (11.71 / 7.87 and 11.61 / 7.97), dropping before it. ``scripts/queues_testbed.py
+    --second cbr`` runs this case for every discipline: CSFQ holds the CBR flow well below what it
+    sends (2026-11-28, 8.17 / 11.54 and 8.86 / 10.69), and its split wanders from run to run in both
     backends: the CBR flow kept 11.13–12.51 Mb/s in 11 router runs (median 11.49; 12.64 in one
-    more) and 10.69–12.61 in the simulator's seeds 1–30 (median 11.07; seed 1, this run, 10.69);
+    more) and 10.69–12.61 in the simulator's seeds 1–30 (median 11.07; seed 1 10.69);
     over 8–60 s, 11.28 and 12.40 in two router runs, 11.80–13.16 in seeds 1–5 (docs/queues/csfq.md)."""
-    tb, sim = _cubic_and(tmp_path, f"udp-{queue}", queue, 'kind = "cbr"\nrate = "15Mbps"')
+    tb, sim = _cubic_and(tmp_path, f"udp-{queue}", queue, "cbr")
     assert tb.meta["backend_info"]["flow_stacks"][1] == {"cc": "udp", "udp_payload_bps": 14_580_000, "udp_payload_bytes": 972}
     for name, r in (("simulator", sim), ("testbed", tb)):
         with _kernel(r):
             cubic, udp = r.summary()["throughput_mbps"]
             assert udp_mbps[0] < udp < udp_mbps[1] and cubic > cubic_above, (name, cubic, udp)
+            fwd = r.queues.iloc[0]
+            assert fwd["dropped_pkts"] > 0 and (fwd["early_drop_pkts"] == 0 if queue == "drr" else fwd["early_drop_pkts"] == fwd["dropped_pkts"]), (name, fwd)
     _assert_nothing_left()
 
 

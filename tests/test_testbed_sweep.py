@@ -62,10 +62,6 @@ def _runs(store: Path) -> list[dict[str, Any]]:
     return rows
 
 
-
-
-
-
 def _follows_the_rule(run: dict[str, Any]) -> bool:
     v = run["versions"]
     should_be_valid = v["lateness_p999_ns"] <= testbed.LATENESS_LIMIT_NS and v["calibration"]["ok"] and v["overflow_pkts"] == 0
