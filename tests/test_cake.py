@@ -1,5 +1,5 @@
 """CAKE (``queue = "cake"``, Linux's sch_cake with one tin): its host isolation on a graph where
-one host runs three flows and another one, its ECN marks, its keys and its errors
+one host runs three flows and another one, its ECN marks, its shaper, its keys and its errors
 (docs/queues/cake.md). Its COBALT and DRR++ are tested against sch_cake.c beside the code
 (crates/tcplab-sim/src/net/queue/cake.rs); its short queue in a deep buffer in test_aqm.py."""
 
@@ -66,12 +66,66 @@ def test_cake_marks_ecn_capable_flows_instead_of_dropping() -> None:
     assert q.mean_pkts < 15 and marks.summary().throughput_mbps.sum() > 18
 
 
+def _upstream(cake: dict | None) -> Scenario:
+    """Two CUBIC flows from a through r (1 Gb/s) and a modem m whose 20-Mb/s uplink has 1000
+    packets of DropTail buffer (18 ms on), to c and d: 40-ms round trips. With ``cake`` r's link
+    to m runs CAKE with that table; without, DropTail."""
+    fast = {"rate": "1Gbps", "delay": "0.5ms"}
+    up = {"from": "r", "to": "m", **fast, "buffer": "1000pkt"} | ({"queue": "cake", "cake": cake} if cake is not None else {})
+    links = [{"from": "a", "to": "r", **fast}, up, {"from": "m", "to": "s", "rate": "20Mbps", "delay": "18ms", "buffer": "1000pkt"}]
+    links += [{"from": "s", "to": x, **fast} for x in "cd"]
+    links += [{"from": "r", "to": "a", **fast}, {"from": "m", "to": "r", **fast}, {"from": "s", "to": "m", "rate": "20Mbps", "delay": "18ms"}]
+    links += [{"from": x, "to": "s", **fast} for x in "cd"]
+    return Scenario.model_validate(
+        {"name": "cake-upstream", "duration": "30s", "seed": 1, "window": "10s:30s",
+         "topology": {"kind": "graph", "nodes": ["a", "r", "m", "s", "c", "d"], "links": links},
+         "flows": [{"variant": "cubic", "src": "a", "dst": "c"}, {"variant": "cubic", "src": "a", "dst": "d", "start": "1s"}]}
+    )
+
+
+def test_the_shaper_moves_the_queue_from_a_bloated_uplink_into_cake() -> None:
+    # CAKE's use at the edge: shaped a little below the modem's uplink, it becomes the
+    # bottleneck, so the modem's deep FIFO stays empty and COBALT keeps the delay short. Without
+    # it the FIFO fills: the flows' one-way delay is its 1000 packets, 600 ms.
+    bloated = tcplab.simulate(_upstream(None))
+    shaped = tcplab.simulate(_upstream({"bandwidth": "19Mbps"}))
+    q = {name: r.queues.set_index(["from_name", "to_name"]) for name, r in (("bloated", bloated), ("shaped", shaped))}
+    assert q["bloated"].loc[("m", "s"), "mean_pkts"] > 300, q["bloated"].loc[("m", "s")]
+    uplink, cake = q["shaped"].loc[("m", "s")], q["shaped"].loc[("r", "m")]
+    assert uplink.max_pkts <= 2 and uplink.dropped_pkts == 0, uplink
+    assert cake.sojourn_mean_ns / 1e6 < 10 and cake.dropped_pkts == cake.early_drop_pkts > 0, cake
+    # 19 Mb/s of Ethernet frames is 18.82 Mb/s of 1500-byte IP packets (the ACKs go the other
+    # way); the flows carry most of it, fairly. (2026-12-02, seeds 1–10: 17.43 Mb/s in seed 1,
+    # this one, whose two flows lock in step, cutting their windows together; 17.95–18.01 in the
+    # others. A link of 18.82 Mb/s in r's place, CAKE tuned to it: 18.01–18.04.)
+    x = shaped.summary().throughput_mbps
+    assert 17.0 < x.sum() <= 19 * 1500 / 1514 + 0.01 and shaped.jain() > 0.95, list(x)
+    assert shaped.summary().owd_mean_ms.max() < 35 < bloated.summary().owd_mean_ms.min()
+
+
+def test_the_shaper_sends_frames_at_its_rate() -> None:
+    # A 30-Mb/s CBR flow of 1500-byte packets through CAKE shaped to 20 Mb/s on a 100-Mb/s link:
+    # 20 Mb/s of 1514-byte frames, 19.815 Mb/s of IP packets.
+    r = tcplab.simulate(
+        Scenario.model_validate(
+            {"name": "cake-shaper", "duration": "10s", "seed": 1, "window": "2s:10s",
+             "topology": {"bottleneck": "100Mbps", "rtt": "20ms", "buffer": "200pkt", "queue": "cake", "cake": {"bandwidth": "20Mbps"}},
+             "flows": [{"kind": "cbr", "rate": "30Mbps", "packet_size": "1500B"}]}
+        )
+    )
+    assert r.summary().throughput_mbps.iloc[0] == pytest.approx(20 * 1500 / 1514, rel=2e-3)
+    assert r.queues.iloc[0].max_pkts == 200
+
+
 def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
     base = Scenario.model_validate(reference_data)
     spec = base.override({"topology.queue": "cake"}).to_engine_spec()["topology"]["queue"]
     assert spec["kind"] == "cake" and spec["cake"] == {"target_ns": 5_000_000, "interval_ns": 100_000_000, "flow_mode": "triple-isolate", "bandwidth": "unlimited"}
     tuned = base.override({"topology.queue": "cake", "topology.cake.bandwidth": "link", "topology.cake.flow_mode": "flows"})
     assert tuned.to_engine_spec()["topology"]["queue"]["cake"] == {"target_ns": 5_000_000, "interval_ns": 100_000_000, "flow_mode": "flows", "bandwidth": "link"}
+    shaped = base.override({"topology.queue": "cake", "topology.cake.bandwidth": "18.5Mbps"})
+    assert shaped.to_engine_spec()["topology"]["queue"]["cake"]["bandwidth"] == {"rate_bps": 18_500_000}
+    assert shaped.topology.cake is not None and str(shaped.topology.cake.bandwidth) == "18.5Mbps"
     # Every mode and both bandwidths run (a 1-Mb/s link tunes COBALT's target to 18 ms).
     small = base.override({"duration": "10s", "window": "2s:10s", "flows[1].start": "1s", "topology.bottleneck": "1Mbps", "topology.queue": "cake", "topology.cake.bandwidth": "link"})
     for mode in ("flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost", "triple-isolate"):
@@ -85,7 +139,8 @@ def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
         ({"cake": {"target": "5ms"}}, "topology.cake", "a [cake] table only with queue = 'cake'"),
         ({"queue": "cake", "cake": {"target": "0ms"}}, "topology.cake.target", "positive time"),
         ({"queue": "cake", "cake": {"flow_mode": "per-host"}}, "topology.cake.flow_mode", "'triple-isolate'"),
-        ({"queue": "cake", "cake": {"bandwidth": "19Mbit"}}, "topology.cake.bandwidth", "'unlimited'"),
+        ({"queue": "cake", "cake": {"bandwidth": "19Mbit"}}, "topology.cake.bandwidth", "'unlimited', 'link' or a positive rate"),
+        ({"queue": "cake", "cake": {"bandwidth": "0Mbps"}}, "topology.cake.bandwidth", "'unlimited', 'link' or a positive rate"),
         ({"queue": "cake", "cake": {"diffserv": "diffserv4"}}, "topology.cake.diffserv", "unknown key"),
     ],
 )

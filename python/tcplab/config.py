@@ -456,6 +456,27 @@ class Csfq(_Model):
         return {"k_ns": self.k.ns, "kc_ns": self.kc.ns, "threshold": self.threshold}
 
 
+def _cake_bandwidth(value: object) -> str | Rate:
+    """CAKE's ``bandwidth``: ``unlimited``, ``link`` or a positive rate (the shaper's)."""
+    if value in ("unlimited", "link"):
+        return value  # type: ignore[return-value]
+    try:
+        rate = Rate.coerce(value)
+    except UnitError:
+        rate = None
+    if rate is None or not 0 < rate.bps < 2**63:
+        raise _invalid("expected 'unlimited', 'link' or a positive rate like '18Mbps'")
+    return rate
+
+
+CakeBandwidth = Annotated[
+    Union[str, Rate],
+    PlainValidator(_cake_bandwidth),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string", "description": "unlimited, link or a rate like 18Mbps"}),
+]
+
+
 class Cake(_Model):
     """CAKE's parameters (``queue = "cake"``), defaults those of Linux's ``sch_cake`` with one tin
     (``besteffort``; ``docs/queues/cake.md``)."""
@@ -467,15 +488,17 @@ class Cake(_Model):
         description="what a queue is: one for all (flowblind), per source, destination or pair of hosts, or per flow (flows); "
         "dual-srchost, dual-dsthost and triple-isolate (the default) are per flow with fairness between the hosts first",
     )
-    bandwidth: Literal["unlimited", "link"] = Field(
+    bandwidth: CakeBandwidth = Field(
         "unlimited",
-        description="unlimited (Linux's default: no shaper) or link: as bandwidth set to the link's rate, which tunes the target, "
-        "interval and per-flow quantum to it (the link itself paces the packets)",
+        description="unlimited (Linux's default: no shaper); link: as bandwidth set to the link's rate, which tunes the target, "
+        "interval and per-flow quantum to it (the link itself paces the packets); or a rate like '18Mbps': the shaper, "
+        "which sends Ethernet frames (IP packets + 14 bytes) at that rate whatever the link's, tuned to it",
     )
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``cake`` table."""
-        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": self.bandwidth}
+        bandwidth = {"rate_bps": self.bandwidth.bps} if isinstance(self.bandwidth, Rate) else self.bandwidth
+        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": bandwidth}
 
 
 QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq", "cake"]

@@ -361,10 +361,14 @@ impl Pipe {
         queued
     }
 
-    /// Start serialising every queued packet whose ideal start time is at or before `now`.
+    /// Start serialising every queued packet whose ideal start time is at or before `now`: when
+    /// the link is free and the queue's shaper (CAKE's) lets it go.
     fn serialise(&mut self, now: Nanos) {
-        while self.queue.len_pkts() > 0 && self.link_free_ns <= now {
-            let start_at = self.link_free_ns;
+        while self.queue.len_pkts() > 0 {
+            let start_at = self.link_free_ns.max(self.queue.hold_until());
+            if start_at > now {
+                break;
+            }
             // The queue's departure happens at the ideal start (≥ the last change: times are ordered).
             self.occupancy_to(start_at);
             let pkt = self.queue.dequeue(start_at);
@@ -454,11 +458,14 @@ impl Pipe {
         self.occupancy_to(now);
     }
 
-    /// The next time `service` has work: the release of the head of the delay line. Queued
-    /// packets need no wake-up of their own: while any waits, the packet being serialised is
-    /// already in the delay line (it enters at its start), and dequeues are computed on ideal times.
+    /// The next time `service` has work: the release of the head of the delay line, or the time
+    /// a shaper (CAKE's) lets the next queued packet go. Queued packets need no other wake-up of
+    /// their own: while any waits for the link, the packet being serialised is already in the
+    /// delay line (it enters at its start), and dequeues are computed on ideal times.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        self.delay_line.front().map(|&(t, _)| t + self.stopped_ns)
+        let line = self.delay_line.front().map(|&(t, _)| t);
+        let held = Some(self.queue.hold_until()).filter(|&t| t > self.link_free_ns && self.queue.len_pkts() > 0);
+        line.into_iter().chain(held).min().map(|t| t + self.stopped_ns)
     }
 
     /// Packets the queue discipline dropped apart from its limit (RED's early drops, CoDel's at
@@ -484,6 +491,7 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tcplab_sim::spec::{CakeBandwidth, CakeSpec};
 
     const MS: Nanos = 1_000_000;
 
@@ -770,6 +778,31 @@ mod tests {
             stall_ns: None,
             stop_clock_on_stall: false,
         })
+    }
+
+    /// CAKE shaped to 10 Mb/s on a 1-Gb/s link without delay: a burst of ten 1500-byte packets
+    /// leaves one 1514-byte frame time (1.2112 ms) apart, each 12 µs after its start, and the pipe
+    /// asks to be woken when the shaper lets the next go (its delay line is empty by then). A
+    /// 50-ms target keeps COBALT from dropping the burst's tail (12 ms at the end).
+    #[test]
+    fn cakes_shaper_spaces_the_packets_and_wakes_the_pipe() {
+        let cake = CakeSpec { bandwidth: CakeBandwidth::RateBps(10_000_000), target_ns: 50 * MS, ..Default::default() };
+        let mut p = aqm_pipe(QueueSpec::Cake { limit_pkts: Some(100), limit_bytes: None, cake });
+        p.cfg.rate_bps = 1_000_000_000;
+        p.cfg.delay_ns = 0;
+        for _ in 0..10 {
+            assert!(offer_from(&mut p, 1, 1500, 0));
+        }
+        let mut out = Vec::new();
+        while let Some(t) = p.next_deadline() {
+            p.service(t, |_| true);
+            out.push(t);
+        }
+        let frame = 1_211_200;
+        let releases: Vec<Nanos> = (0..10).flat_map(|k| [k * frame, k * frame + 12_000]).skip(1).collect();
+        // Woken at each packet's release and at each shaper time after it.
+        assert_eq!(out, releases);
+        assert_eq!((p.stats.forwarded_pkts, p.stats.lateness.max()), (10, 0));
     }
 
     /// Offer a `len`-byte IPv4 packet from 10.10.`host`.2 at `now`; whether it was queued.
@@ -1091,6 +1124,7 @@ mod tests {
             QueueSpec::Fred { limit_pkts: Some(40), limit_bytes: None, fred: Default::default() },
             QueueSpec::Csfq { limit_pkts: Some(40), limit_bytes: None, csfq: Default::default() },
             QueueSpec::Cake { limit_pkts: Some(40), limit_bytes: None, cake: Default::default() },
+            QueueSpec::Cake { limit_pkts: Some(40), limit_bytes: None, cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), ..Default::default() } },
         ];
         for queue in queues {
             let name = format!("{queue:?}");

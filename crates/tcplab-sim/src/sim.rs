@@ -136,6 +136,7 @@ impl Simulation {
                 loss: l.loss,
                 rng: Rng::stream(spec.seed, Stream::LinkLoss, i as u32),
                 in_tx: None,
+                release_due: false,
                 pipe: VecDeque::with_capacity(64),
                 stats: LinkStats::default(),
             })
@@ -229,6 +230,7 @@ impl Simulation {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::TxDone(l) => self.tx_done(l),
+            Event::Release(l) => self.release(l),
             Event::Arrive(l) => self.arrive(l),
             Event::HostReady(n) => self.host_ready(n),
             Event::FlowStart(f) => self.flow_start(f),
@@ -257,7 +259,7 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l.idx()];
         link.stats.enqueued_pkts += 1;
-        if link.in_tx.is_none() && link.queue.len_pkts() == 0 {
+        if link.in_tx.is_none() && link.queue.len_pkts() == 0 && link.queue.hold_until() <= now {
             if !link.queue.pass(&mut pkt, now) {
                 link.stats.dropped_pkts += 1;
                 self.count_drop(&pkt);
@@ -279,6 +281,42 @@ impl Simulation {
                     self.queue_drops(l);
                 }
             }
+        }
+        // Queued on an idle link: only a shaper holds packets so.
+        let link = &self.links[l.idx()];
+        if link.in_tx.is_none() && !link.release_due && link.queue.len_pkts() > 0 {
+            self.hold(l);
+        }
+    }
+
+    /// The idle link `l`'s queue holds packets until its shaper's time: wake it then.
+    #[cold]
+    fn hold(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let at = link.queue.hold_until();
+        debug_assert!(at > self.now, "a queue with packets refused a dequeue past its hold");
+        link.release_due = true;
+        self.events.push(at.max(self.now), Event::Release(l));
+    }
+
+    /// The shaper of idle link `l`'s queue lets its next packet go.
+    #[cold]
+    fn release(&mut self, l: LinkId) {
+        let now = self.now;
+        let link = &mut self.links[l.idx()];
+        link.release_due = false;
+        if link.in_tx.is_some() {
+            return; // its end dequeues
+        }
+        link.note_len(now);
+        if let Some(next) = link.queue.dequeue(now) {
+            link.stats.sojourn.record(now - next.enq_ns);
+            self.start_tx(l, next);
+        } else if link.queue.len_pkts() > 0 {
+            self.hold(l);
+        }
+        if self.links[l.idx()].queue.has_dropped() {
+            self.queue_drops(l);
         }
     }
 
@@ -302,6 +340,8 @@ impl Simulation {
         if let Some(next) = link.queue.dequeue(now) {
             link.stats.sojourn.record(now - next.enq_ns);
             self.start_tx(l, next);
+        } else if link.queue.len_pkts() > 0 && !link.release_due {
+            self.hold(l);
         }
         let link = &mut self.links[l.idx()];
         if link.queue.has_dropped() {

@@ -222,8 +222,9 @@ pub struct CakeSpec {
     /// `triple-isolate`).
     #[serde(default)]
     pub flow_mode: CakeFlowMode,
-    /// `unlimited` (Linux's default: no shaper, COBALT untuned) or `link`: as `bandwidth` set to
-    /// the link's rate, which tunes the target, interval and quantum to it (the link serialises).
+    /// `unlimited` (Linux's default: no shaper, COBALT untuned); `link`: as `bandwidth` set to
+    /// the link's rate, which tunes the target, interval and quantum to it (the link serialises);
+    /// or `{"rate_bps": N}`: the shaper at N bit/s of Ethernet frames, tuned to it.
     #[serde(default)]
     pub bandwidth: CakeBandwidth,
 }
@@ -259,13 +260,16 @@ impl CakeFlowMode {
     }
 }
 
-/// CAKE's `bandwidth`: none (`unlimited`) or the link's own rate.
+/// CAKE's `bandwidth`: none (`unlimited`), the link's own rate (tuning only: the link
+/// serialises at it), or a shaper's rate in bit/s (`{"rate_bps": N}`).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum CakeBandwidth {
     #[default]
     Unlimited,
     Link,
+    #[serde(rename = "rate_bps")]
+    RateBps(u64),
 }
 
 /// FQ-PIE's parameters, defaults those of Linux's `sch_fq_pie`.
@@ -1106,6 +1110,9 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
                 if v == 0 {
                     return Err(SpecError::new(format!("{field}.cake.{name}"), v, "a time above 0 ns"));
                 }
+            }
+            if cake.bandwidth == CakeBandwidth::RateBps(0) {
+                return Err(SpecError::new(format!("{field}.cake.bandwidth.rate_bps"), 0, "a rate above 0 bit/s"));
             }
             ("cake", limit_pkts, limit_bytes)
         }

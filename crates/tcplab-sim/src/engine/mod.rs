@@ -11,6 +11,8 @@ use crate::time::Nanos;
 pub enum Event {
     /// The packet a link was serialising is on the wire.
     TxDone(LinkId),
+    /// An idle link's queue may hand out its next packet (CAKE's shaper let it go).
+    Release(LinkId),
     /// The head of a link's pipe reaches the far end.
     Arrive(LinkId),
     /// The head of a host's processing queue is ready to go out.

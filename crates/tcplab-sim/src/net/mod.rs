@@ -37,6 +37,8 @@ pub struct Link {
     pub rng: Rng,
     /// The packet being serialised.
     pub in_tx: Option<Packet>,
+    /// A `Release` is due: the link is idle while its queue's shaper holds packets.
+    pub release_due: bool,
     /// Packets in propagation with their arrival times (FIFO: the delay is constant).
     pub pipe: VecDeque<(Nanos, Packet)>,
     pub stats: LinkStats,

@@ -18,9 +18,14 @@
 //! - When an arrival takes the queue over its limit, the queue holding the most bytes loses its
 //!   head packet, one at a time until it is under, and its COBALT is told the queue overflowed.
 //!
-//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), the shaper (`bandwidth =
-//! "link"` tunes COBALT and the quantum to the link's rate, and the link serialises at it),
-//! overhead compensation, `ingress`, `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
+//! - The shaper (`bandwidth` a rate): in deficit mode, each packet handed out moves the time of
+//!   the next on by its frame's time at the rate (a failsafe time by 1.5 times that), and the
+//!   queue hands out nothing before it; the link waits (`hold_until`). A queue that empties and
+//!   then gets a packet after that time starts afresh from the packet's arrival, with no credit.
+//!   `bandwidth = "link"` tunes COBALT and the quantum to the link's rate without a shaper (the
+//!   link serialises at that rate).
+//!
+//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), overhead compensation, `ingress`, `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
 //! limit (Linux counts each packet's `truesize`; tcplab's buffer counts packets or IP bytes).
 
 use std::collections::{HashMap, VecDeque};
@@ -246,6 +251,14 @@ pub struct Cake {
     bulk_count: u32,
     /// Packets in the queues (Linux `sch->q.qlen`).
     qlen: usize,
+    /// The shaper: ns a byte, scaled by 2^`rate_shft` (0: no shaper); when the next packet may
+    /// leave, and the failsafe time (Linux `time_next_packet`, `failsafe_next_packet`).
+    rate_ns: u64,
+    rate_shft: u32,
+    time_next_ns: Nanos,
+    failsafe_next_ns: Nanos,
+    /// Dequeues the shaper refused (Linux `overlimits`).
+    overlimits: u64,
     rng: Rng,
     /// Packets dropped beyond the one `enqueue` hands back: COBALT's and the overflow's.
     pub(super) dropped: Vec<Packet>,
@@ -255,23 +268,28 @@ pub struct Cake {
 }
 
 impl Cake {
-    /// CAKE on a link of `rate_bps` (tuning COBALT when `bandwidth` is `link`).
+    /// CAKE on a link of `rate_bps` (tuning COBALT when `bandwidth` is `link` or a rate, and
+    /// shaping at a rate).
     pub fn new(spec: &CakeSpec, rate_bps: u64, rng: Rng) -> Self {
         // `cake_set_rate`, with the rate in bytes a second.
         let rate = match spec.bandwidth {
             CakeBandwidth::Unlimited => 0,
             CakeBandwidth::Link => rate_bps / 8,
+            CakeBandwidth::RateBps(bps) => bps / 8,
         };
-        let (mut flow_quantum, mut mtu_time_ns) = (MTU_BYTES as u32, 0);
+        let (mut flow_quantum, mut mtu_time_ns, mut rate_ns, mut rate_shft) = (MTU_BYTES as u32, 0, 0, 0);
         if rate > 0 {
             flow_quantum = (rate >> 12).clamp(300, MTU_BYTES) as u32;
-            let mut shift = 34;
-            let mut rate_ns = (1_000_000_000u64 << 34) / rate.max(64);
+            rate_shft = 34;
+            rate_ns = (1_000_000_000u64 << 34) / rate.max(64);
             while rate_ns >> 34 != 0 {
                 rate_ns >>= 1;
-                shift -= 1;
+                rate_shft -= 1;
             }
-            mtu_time_ns = (MTU_BYTES * rate_ns) >> shift;
+            mtu_time_ns = (MTU_BYTES * rate_ns) >> rate_shft;
+        }
+        if !matches!(spec.bandwidth, CakeBandwidth::RateBps(_)) {
+            rate_ns = 0;
         }
         let target_ns = (mtu_time_ns * 3 / 2).max(spec.target_ns);
         let interval_ns = (spec.interval_ns + target_ns - spec.target_ns).max(target_ns * 2);
@@ -292,6 +310,11 @@ impl Cake {
             sparse_count: 0,
             bulk_count: 0,
             qlen: 0,
+            rate_ns,
+            rate_shft,
+            time_next_ns: 0,
+            failsafe_next_ns: 0,
+            overlimits: 0,
             rng,
             dropped: Vec::new(),
             cobalt_drops: 0,
@@ -323,6 +346,20 @@ impl Cake {
     /// Packets dropped because an arrival took the queue over its limit.
     pub fn overlimit_drops(&self) -> u64 {
         self.overlimit_drops
+    }
+
+    /// Dequeues the shaper refused.
+    pub fn overlimits(&self) -> u64 {
+        self.overlimits
+    }
+
+    /// The shaper's time: no packet leaves before it (0 without a shaper). A dequeue at or after
+    /// it is not refused.
+    pub fn hold_until(&self) -> Nanos {
+        if self.rate_ns == 0 {
+            return 0;
+        }
+        self.time_next_ns.min(self.failsafe_next_ns)
     }
 
     /// Queues on the new, old and decaying lists, for tests.
@@ -402,7 +439,7 @@ impl Cake {
     /// head until under. `Err` hands back the first packet dropped (the rest wait in `dropped`).
     pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet, now: Nanos) -> Result<(), Packet> {
         fifo.hold(pkt.size_bytes);
-        self.add(pkt);
+        self.add(pkt, now);
         let mut first = None;
         while fifo.over_limit() {
             // `cake_drop`: the queue with the most bytes (the first such on a tie).
@@ -428,8 +465,13 @@ impl Cake {
     }
 
     /// The queueing half of `cake_enqueue`: the packet joins its queue, which joins the new
-    /// list as a sparse flow if it was on none or decaying.
-    fn add(&mut self, pkt: Packet) {
+    /// list as a sparse flow if it was on none or decaying. Into an empty CAKE, it restarts a
+    /// shaper whose time has passed from now (no credit for the idle time).
+    fn add(&mut self, pkt: Packet, now: Nanos) {
+        if self.qlen == 0 && self.time_next_ns < now {
+            self.time_next_ns = now;
+            self.failsafe_next_ns = now;
+        }
         let k = self.queue_of(&pkt);
         let f = &mut self.flows[k];
         f.bytes += frame_len(&pkt) as u64;
@@ -457,10 +499,11 @@ impl Cake {
         }
     }
 
-    /// A packet that arrived to an empty queue and an idle link goes straight out: Linux's
-    /// enqueue and dequeue at once (COBALT keeps the last packet of a queue, so it is sent).
+    /// A packet that arrived to an empty queue and an idle link, past the shaper's time
+    /// (`hold_until`), goes straight out: Linux's enqueue and dequeue at once (COBALT keeps the
+    /// last packet of a queue, so it is sent).
     pub fn pass(&mut self, pkt: &mut Packet, now: Nanos) {
-        self.add(*pkt);
+        self.add(*pkt, now);
         *pkt = self.serve(None, now).expect("the packet just queued");
     }
 
@@ -480,7 +523,15 @@ impl Cake {
     fn serve(&mut self, mut fifo: Option<&mut DropTail>, now: Nanos) -> Option<Packet> {
         let mut first_flow = true;
         'begin: loop {
-            if self.qlen == 0 || self.sparse_count + self.bulk_count == 0 {
+            if self.qlen == 0 {
+                return None;
+            }
+            // The shaper: nothing before its time.
+            if self.rate_ns != 0 && self.time_next_ns > now && self.failsafe_next_ns > now {
+                self.overlimits += 1;
+                return None;
+            }
+            if self.sparse_count + self.bulk_count == 0 {
                 return None;
             }
             loop {
@@ -553,7 +604,14 @@ impl Cake {
                     self.cobalt_drops += 1;
                     self.dropped.push(pkt);
                 };
-                self.flows[k].deficit -= frame_len(&pkt) as i32;
+                let len = frame_len(&pkt);
+                self.flows[k].deficit -= len as i32;
+                // `cake_advance_shaper`: the global shaper's times move on by the frame's time.
+                if self.rate_ns != 0 {
+                    let dur = (len as u64 * self.rate_ns) >> self.rate_shft;
+                    self.time_next_ns += dur;
+                    self.failsafe_next_ns += dur + (dur >> 1);
+                }
                 return Some(pkt);
             }
         }
@@ -611,6 +669,57 @@ mod tests {
         assert_eq!(interval, 100 * NS_PER_MS + target - 5 * NS_PER_MS);
         // 1 Gb/s: the quantum's ceiling, one MTU.
         assert_eq!(cake_with(link, 1_000_000_000).tuning().3, 1514);
+    }
+
+    #[test]
+    fn the_shaper_spaces_frames_at_its_rate_and_gives_no_credit_for_idle_time() {
+        // 10 Mb/s = 1.25 MB/s: 800 ns a byte, exactly (rate_ns 800 << 24), so a 1500-byte packet's
+        // 1514-byte frame takes 1.2112 ms; on a 1-Gb/s link, which would send it in 12 µs.
+        let spec = CakeSpec { bandwidth: CakeBandwidth::RateBps(10_000_000), flow_mode: CakeFlowMode::Flows, ..CakeSpec::default() };
+        let mut c = cake_with(spec, 1_000_000_000);
+        // Tuned to its own rate, not the link's: quantum 1.25 MB/s >> 12 = 305 bytes.
+        assert_eq!(c.tuning().3, 305);
+        const FRAME_NS: Nanos = 1_211_200;
+        let mut q = DropTail::new(Some(100), None);
+        for seq in 0..4 {
+            c.enqueue(&mut q, pkt(seq % 2, seq, 0), 0).unwrap();
+        }
+        let mut sent = Vec::new();
+        let mut now = 0;
+        while sent.len() < 4 {
+            match c.dequeue(&mut q, now) {
+                Some(p) => sent.push((now, p.seq)),
+                None => assert!(now < c.hold_until(), "refused at {now}, past the hold {}", c.hold_until()),
+            }
+            now += 1000;
+        }
+        // One frame time apart (to the µs of the polling); the failsafe runs 1.5 times as far.
+        let times: Vec<Nanos> = sent.iter().map(|&(t, _)| t).collect();
+        assert_eq!(times, vec![0, 1_212_000, 2_423_000, 3_634_000]);
+        assert_eq!((c.time_next_ns, c.failsafe_next_ns), (4 * FRAME_NS, 6 * FRAME_NS));
+        assert_eq!(c.hold_until(), 4 * FRAME_NS);
+        // Every poll in between was refused: 1211 before the second frame, 1210 before each other.
+        assert_eq!(c.overlimits(), 1211 + 1210 + 1210);
+        // Empty again: a packet arriving before the shaper's time waits for it ...
+        c.enqueue(&mut q, pkt(0, 10, 4 * FRAME_NS - 5), 4 * FRAME_NS - 5).unwrap();
+        assert!(c.dequeue(&mut q, 4 * FRAME_NS - 1).is_none());
+        assert_eq!(c.dequeue(&mut q, 4 * FRAME_NS).map(|p| p.seq), Some(10));
+        // ... and one arriving long after goes at once, and the next a frame time after it: the
+        // idle time is not credit.
+        let later = 100 * NS_PER_MS;
+        c.enqueue(&mut q, pkt(0, 11, later), later).unwrap();
+        c.enqueue(&mut q, pkt(0, 12, later), later).unwrap();
+        assert_eq!(c.dequeue(&mut q, later).map(|p| p.seq), Some(11));
+        assert!(c.dequeue(&mut q, later + FRAME_NS - 1).is_none());
+        assert_eq!(c.dequeue(&mut q, later + FRAME_NS).map(|p| p.seq), Some(12));
+        // Without a rate there is no shaper.
+        for bandwidth in [CakeBandwidth::Unlimited, CakeBandwidth::Link] {
+            let mut c = cake_with(CakeSpec { bandwidth, ..CakeSpec::default() }, 1_000_000_000);
+            let mut q = DropTail::new(Some(100), None);
+            c.enqueue(&mut q, pkt(0, 0, 0), 0).unwrap();
+            c.enqueue(&mut q, pkt(0, 1, 0), 0).unwrap();
+            assert!(c.dequeue(&mut q, 0).is_some() && c.dequeue(&mut q, 0).is_some() && c.hold_until() == 0);
+        }
     }
 
     #[test]

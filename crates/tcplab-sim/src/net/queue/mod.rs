@@ -177,6 +177,16 @@ impl Queue {
         }
     }
 
+    /// The time before which the discipline hands out no packet (CAKE's shaper); 0 for the
+    /// others. A link with packets queued and nothing to send waits for it.
+    #[inline]
+    pub fn hold_until(&self) -> Nanos {
+        match self.aqm.as_deref() {
+            Some(Aqm::Cake(c)) => c.hold_until(),
+            _ => 0,
+        }
+    }
+
     /// Tell a CAKE queue each flow's source and destination node (by flow index), which its host
     /// isolation keys by; other disciplines ignore it.
     pub fn set_hosts(&mut self, hosts: impl FnOnce() -> Vec<(u32, u32)>) {
