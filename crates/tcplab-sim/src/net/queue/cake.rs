@@ -57,7 +57,7 @@ const DUAL_SRC: u8 = FLOWS | SRC_IP;
 const DUAL_DST: u8 = FLOWS | DST_IP;
 
 /// `cobalt_newton_step`: one Newton step towards 1/√count in Q0.32.
-fn newton_step(count: u32, rec_inv_sqrt: u32) -> u32 {
+const fn newton_step(count: u32, rec_inv_sqrt: u32) -> u32 {
     let invsqrt = rec_inv_sqrt as u64;
     let invsqrt2 = (invsqrt * invsqrt) >> 32;
     let val = (3u64 << 32).wrapping_sub(count as u64 * invsqrt2) >> 2;
@@ -65,18 +65,25 @@ fn newton_step(count: u32, rec_inv_sqrt: u32) -> u32 {
 }
 
 /// `cobalt_cache_init`: 1/√count for counts 0–15, four Newton steps each from the last.
-fn rec_inv_sqrt_cache() -> [u32; REC_INV_SQRT_CACHE] {
+const fn rec_inv_sqrt_cache() -> [u32; REC_INV_SQRT_CACHE] {
     let mut cache = [0; REC_INV_SQRT_CACHE];
     let mut v = u32::MAX;
     cache[0] = v;
-    for (count, entry) in cache.iter_mut().enumerate().skip(1) {
-        for _ in 0..4 {
+    let mut count = 1;
+    while count < REC_INV_SQRT_CACHE {
+        let mut step = 0;
+        while step < 4 {
             v = newton_step(count as u32, v);
+            step += 1;
         }
-        *entry = v;
+        cache[count] = v;
+        count += 1;
     }
     cache
 }
+
+/// The cache, computed when tcplab is compiled.
+const REC_INV_SQRT: [u32; REC_INV_SQRT_CACHE] = rec_inv_sqrt_cache();
 
 /// `cobalt_params`.
 #[derive(Debug, Clone, Copy)]
@@ -113,8 +120,8 @@ fn diff(a: Nanos, b: Nanos) -> i64 {
 }
 
 impl Cobalt {
-    fn invsqrt(&mut self, cache: &[u32; REC_INV_SQRT_CACHE]) {
-        self.rec_inv_sqrt = match cache.get(self.count as usize) {
+    fn invsqrt(&mut self) {
+        self.rec_inv_sqrt = match REC_INV_SQRT.get(self.count as usize) {
             Some(&v) => v,
             None => newton_step(self.count, self.rec_inv_sqrt),
         };
@@ -134,7 +141,7 @@ impl Cobalt {
     }
 
     /// `cobalt_queue_empty`: the queue was served and found empty.
-    fn queue_empty(&mut self, p: &CobaltParams, now: Nanos, cache: &[u32; REC_INV_SQRT_CACHE]) {
+    fn queue_empty(&mut self, p: &CobaltParams, now: Nanos) {
         if self.p_drop != 0 && diff(now, self.blue_timer_ns) > p.target_ns as i64 {
             self.p_drop = self.p_drop.saturating_sub(p.p_dec);
             self.blue_timer_ns = now;
@@ -142,14 +149,14 @@ impl Cobalt {
         self.dropping = false;
         if self.count != 0 && diff(now, self.drop_next_ns) >= 0 {
             self.count -= 1;
-            self.invsqrt(cache);
+            self.invsqrt();
             self.drop_next_ns = control(self.drop_next_ns, p.interval_ns, self.rec_inv_sqrt);
         }
     }
 
     /// `cobalt_should_drop` for `pkt`, just dequeued: whether to drop it, and whether CoDel's
     /// signal marked it CE instead (an ECN-capable packet); BLUE's always drops.
-    fn should_drop(&mut self, p: &CobaltParams, now: Nanos, pkt: &mut Packet, rng: &mut Rng, cache: &[u32; REC_INV_SQRT_CACHE]) -> (bool, bool) {
+    fn should_drop(&mut self, p: &CobaltParams, now: Nanos, pkt: &mut Packet, rng: &mut Rng) -> (bool, bool) {
         let sojourn = now.saturating_sub(pkt.enq_ns);
         let mut schedule = diff(now, self.drop_next_ns);
         // `bulk_flows` is 0 without `ingress`.
@@ -171,13 +178,13 @@ impl Cobalt {
             marked = pkt.mark_ce();
             drop = !marked;
             self.count = self.count.checked_add(1).unwrap_or(self.count);
-            self.invsqrt(cache);
+            self.invsqrt();
             self.drop_next_ns = control(self.drop_next_ns, p.interval_ns, self.rec_inv_sqrt);
             schedule = diff(now, self.drop_next_ns);
         } else {
             while next_due {
                 self.count -= 1;
-                self.invsqrt(cache);
+                self.invsqrt();
                 self.drop_next_ns = control(self.drop_next_ns, p.interval_ns, self.rec_inv_sqrt);
                 schedule = diff(now, self.drop_next_ns);
                 next_due = self.count != 0 && schedule >= 0;
@@ -232,7 +239,6 @@ pub struct Cake {
     mode: u8,
     params: CobaltParams,
     flow_quantum: u32,
-    cache: [u32; REC_INV_SQRT_CACHE],
     /// Queues; which queue each flow's packets go to (modes with the flow bit), or each host or
     /// host pair's (the others: key (source + 1) << 32 | (destination + 1), 0 for a host left out).
     flows: Vec<Flow>,
@@ -297,7 +303,6 @@ impl Cake {
             mode: spec.flow_mode.bits(),
             params: CobaltParams { target_ns, interval_ns, mtu_time_ns, p_inc: 1 << 24, p_dec: 1 << 20 },
             flow_quantum,
-            cache: rec_inv_sqrt_cache(),
             flows: Vec::new(),
             by_flow: Vec::new(),
             by_hosts: HashMap::new(),
@@ -569,7 +574,7 @@ impl Cake {
                 let pkt = loop {
                     let f = &mut self.flows[k];
                     let Some(mut pkt) = f.pkts.pop_front() else {
-                        f.cobalt.queue_empty(&self.params, now, &self.cache);
+                        f.cobalt.queue_empty(&self.params, now);
                         let Cobalt { p_drop, count, drop_next_ns, .. } = f.cobalt;
                         let set = f.set;
                         self.list(list).pop_front();
@@ -596,7 +601,7 @@ impl Cake {
                     if let Some(q) = fifo.as_deref_mut() {
                         q.release(pkt.size_bytes);
                     }
-                    let (drop, marked) = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng, &self.cache);
+                    let (drop, marked) = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng);
                     if !drop || f.pkts.is_empty() {
                         self.marks += u64::from(marked);
                         break pkt;
@@ -724,7 +729,7 @@ mod tests {
 
     #[test]
     fn the_inverse_square_root_cache_is_one_over_root_count() {
-        let cache = rec_inv_sqrt_cache();
+        let cache = REC_INV_SQRT;
         // Counts 0 and 1 are as close to 1.0 as Q0.32 gets.
         assert_eq!(cache[0], u32::MAX);
         assert!(cache[1] >= u32::MAX - 4, "{:#x}", cache[1]);
