@@ -86,8 +86,8 @@ def _magnitude(q: Time | Rate | Size | Buffer) -> Any:
     return q.value
 
 
-def _quantity(cls: type, what: str, example: str, *, positive: bool = True) -> Any:
-    """A field type for a quantity with units that must be positive (or non-negative)."""
+def _quantity_validator(cls: type, what: str, example: str, *, positive: bool = True) -> Callable[[object], Any]:
+    """The check of a quantity with units that must be positive (or non-negative)."""
 
     def validate(value: object) -> Any:
         try:
@@ -101,9 +101,14 @@ def _quantity(cls: type, what: str, example: str, *, positive: bool = True) -> A
             raise _invalid(f"expected a smaller {what}")
         return q
 
+    return validate
+
+
+def _quantity(cls: type, what: str, example: str, *, positive: bool = True) -> Any:
+    """A field type for a quantity with units that must be positive (or non-negative)."""
     return Annotated[
         cls,
-        PlainValidator(validate),
+        PlainValidator(_quantity_validator(cls, what, example, positive=positive)),
         PlainSerializer(str, return_type=str),
         WithJsonSchema({"type": "string", "description": cls.allowed}),  # type: ignore[attr-defined]
     ]
@@ -456,17 +461,17 @@ class Csfq(_Model):
         return {"k_ns": self.k.ns, "kc_ns": self.kc.ns, "threshold": self.threshold}
 
 
+_positive_rate = _quantity_validator(Rate, "rate", "18Mbps")
+
+
 def _cake_bandwidth(value: object) -> str | Rate:
     """CAKE's ``bandwidth``: ``unlimited``, ``link`` or a positive rate (the shaper's)."""
     if value in ("unlimited", "link"):
         return value  # type: ignore[return-value]
     try:
-        rate = Rate.coerce(value)
-    except UnitError:
-        rate = None
-    if rate is None or not 0 < rate.bps < 2**63:
-        raise _invalid("expected 'unlimited', 'link' or a positive rate like '18Mbps'")
-    return rate
+        return _positive_rate(value)
+    except PydanticCustomError:
+        raise _invalid("expected 'unlimited', 'link' or a positive rate like '18Mbps'") from None
 
 
 CakeBandwidth = Annotated[

@@ -284,15 +284,18 @@ impl Simulation {
         }
         // Queued on an idle link: only a shaper holds packets so.
         let link = &self.links[l.idx()];
-        if link.in_tx.is_none() && !link.release_due && link.queue.len_pkts() > 0 {
+        if link.in_tx.is_none() && link.queue.len_pkts() > 0 {
             self.hold(l);
         }
     }
 
-    /// The idle link `l`'s queue holds packets until its shaper's time: wake it then.
+    /// The idle link `l`'s queue holds packets until its shaper's time: wake it then (once).
     #[cold]
     fn hold(&mut self, l: LinkId) {
         let link = &mut self.links[l.idx()];
+        if link.release_due {
+            return;
+        }
         let at = link.queue.hold_until();
         debug_assert!(at > self.now, "a queue with packets refused a dequeue past its hold");
         link.release_due = true;
@@ -340,7 +343,7 @@ impl Simulation {
         if let Some(next) = link.queue.dequeue(now) {
             link.stats.sojourn.record(now - next.enq_ns);
             self.start_tx(l, next);
-        } else if link.queue.len_pkts() > 0 && !link.release_due {
+        } else if link.queue.len_pkts() > 0 {
             self.hold(l);
         }
         let link = &mut self.links[l.idx()];

@@ -294,6 +294,7 @@ impl Cake {
             }
             mtu_time_ns = (MTU_BYTES * rate_ns) >> rate_shft;
         }
+        // Any rate tunes; only a rate of its own shapes (with `link` the link serialises at it).
         if !matches!(spec.bandwidth, CakeBandwidth::RateBps(_)) {
             rate_ns = 0;
         }
