@@ -12,6 +12,7 @@ import pytest
 import tcplab
 from tcplab import ScenarioError
 from tcplab.config import Scenario
+from tcplab.experiment import run_id, scenario_json
 
 
 def _two_hosts(cake: dict) -> Scenario:
@@ -66,13 +67,13 @@ def test_cake_marks_ecn_capable_flows_instead_of_dropping() -> None:
     assert q.mean_pkts < 15 and marks.summary().throughput_mbps.sum() > 18
 
 
-def _upstream(cake: dict | None) -> Scenario:
-    """Two CUBIC flows from a through r (1 Gb/s) and a modem m whose 20-Mb/s uplink has 1000
+def _upstream(cake: dict | None, uplink: str = "20Mbps") -> Scenario:
+    """Two CUBIC flows from a through r (1 Gb/s) and a modem m whose uplink (20 Mb/s) has 1000
     packets of DropTail buffer (18 ms on), to c and d: 40-ms round trips. With ``cake`` r's link
     to m runs CAKE with that table; without, DropTail."""
     fast = {"rate": "1Gbps", "delay": "0.5ms"}
     up = {"from": "r", "to": "m", **fast, "buffer": "1000pkt"} | ({"queue": "cake", "cake": cake} if cake is not None else {})
-    links = [{"from": "a", "to": "r", **fast}, up, {"from": "m", "to": "s", "rate": "20Mbps", "delay": "18ms", "buffer": "1000pkt"}]
+    links = [{"from": "a", "to": "r", **fast}, up, {"from": "m", "to": "s", "rate": uplink, "delay": "18ms", "buffer": "1000pkt"}]
     links += [{"from": "s", "to": x, **fast} for x in "cd"]
     links += [{"from": "r", "to": "a", **fast}, {"from": "m", "to": "r", **fast}, {"from": "s", "to": "m", "rate": "20Mbps", "delay": "18ms"}]
     links += [{"from": x, "to": "s", **fast} for x in "cd"]
@@ -103,17 +104,45 @@ def test_the_shaper_moves_the_queue_from_a_bloated_uplink_into_cake() -> None:
     assert shaped.summary().owd_mean_ms.max() < 35 < bloated.summary().owd_mean_ms.min()
 
 
-def test_the_shaper_sends_frames_at_its_rate() -> None:
-    # A 30-Mb/s CBR flow of 1500-byte packets through CAKE shaped to 20 Mb/s on a 100-Mb/s link:
-    # 20 Mb/s of 1514-byte frames, 19.815 Mb/s of IP packets.
+def test_overhead_compensation_keeps_an_atm_uplinks_queue_empty() -> None:
+    # An ADSL modem whose uplink syncs at 20 Mb/s carries each 1500-byte packet, with PPPoE over
+    # LLC/SNAP's 40 bytes, in 33 ATM cells of 53 bytes: 17.15 Mb/s of IP packets (the link
+    # below, which the data alone crosses). CAKE at 19 Mb/s counting Ethernet frames passes 18.82
+    # Mb/s and the modem's FIFO fills again; told the framing (tc's `pppoe-llcsnap`), it passes
+    # 19 · 1500 / 1749 = 16.29 Mb/s and the modem's FIFO stays empty.
+    uplink = f"{20e6 * 1500 / 1749:.0f}bps"
+    frames = tcplab.simulate(_upstream({"bandwidth": "19Mbps"}, uplink)).queues.set_index(["from_name", "to_name"])
+    cells = tcplab.simulate(_upstream({"bandwidth": "19Mbps", "overhead": 40, "atm": "atm"}, uplink))
+    q = cells.queues.set_index(["from_name", "to_name"])
+    assert frames.loc[("m", "s"), "mean_pkts"] > 100 and frames.loc[("m", "s"), "dropped_pkts"] > 0, frames.loc[("m", "s")]
+    assert q.loc[("m", "s"), "max_pkts"] <= 2 and q.loc[("r", "m"), "sojourn_mean_ns"] / 1e6 < 10, q.loc[("m", "s")]
+    assert 15.0 < cells.summary().throughput_mbps.sum() <= 19 * 1500 / 1749 + 0.01, cells.summary()
+
+
+@pytest.mark.parametrize(
+    ("size", "framing", "charged"),
+    [
+        (1500, {}, 1514),  # Linux's default: the Ethernet frame, IP + 14
+        (1500, {"overhead": 0}, 1500),  # the IP packet alone
+        (1500, {"overhead": 38, "mpu": 84}, 1538),  # tc's `ethernet`: preamble, gap and FCS
+        (1500, {"overhead": 40, "atm": "atm"}, 33 * 53),  # `pppoe-llcsnap`: 1540 bytes in 33 ATM cells
+        (1500, {"overhead": 22, "atm": "ptm"}, 1522 + 24),  # `bridged-ptm`: a byte per 64 or part
+        (100, {"overhead": 40, "atm": "atm"}, 3 * 53),  # a small packet's 140 bytes take 3 cells
+        (100, {"overhead": 38, "mpu": 160}, 160),  # at least the mpu
+    ],
+)
+def test_the_shaper_sends_the_charged_bytes_at_its_rate(size: int, framing: dict, charged: int) -> None:
+    # A 30-Mb/s CBR flow through CAKE shaped to 20 Mb/s on a 100-Mb/s link: 20 Mb/s of the bytes
+    # each packet is charged, so 20 · size / charged Mb/s of IP packets (19.815 for 1500-byte
+    # packets in Ethernet frames; 12.58 for 100-byte packets over ATM).
     r = tcplab.simulate(
         Scenario.model_validate(
             {"name": "cake-shaper", "duration": "10s", "seed": 1, "window": "2s:10s",
-             "topology": {"bottleneck": "100Mbps", "rtt": "20ms", "buffer": "200pkt", "queue": "cake", "cake": {"bandwidth": "20Mbps"}},
-             "flows": [{"kind": "cbr", "rate": "30Mbps", "packet_size": "1500B"}]}
+             "topology": {"bottleneck": "100Mbps", "rtt": "20ms", "buffer": "200pkt", "queue": "cake", "cake": {"bandwidth": "20Mbps", **framing}},
+             "flows": [{"kind": "cbr", "rate": "30Mbps", "packet_size": f"{size}B"}]}
         )
     )
-    assert r.summary().throughput_mbps.iloc[0] == pytest.approx(20 * 1500 / 1514, rel=2e-3)
+    assert r.summary().throughput_mbps.iloc[0] == pytest.approx(20 * size / charged, rel=2e-3)
     assert r.queues.iloc[0].max_pkts == 200
 
 
@@ -126,6 +155,13 @@ def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
     shaped = base.override({"topology.queue": "cake", "topology.cake.bandwidth": "18.5Mbps"})
     assert shaped.to_engine_spec()["topology"]["queue"]["cake"]["bandwidth"] == {"rate_bps": 18_500_000}
     assert shaped.topology.cake is not None and str(shaped.topology.cake.bandwidth) == "18.5Mbps"
+    # Overhead compensation reaches the engine only where it is set (a scenario without it keeps
+    # its run key); noatm is the engine's "none".
+    framed = base.override({"topology.queue": "cake", "topology.cake.overhead": -4, "topology.cake.mpu": 64, "topology.cake.atm": "noatm"})
+    assert {k: framed.to_engine_spec()["topology"]["queue"]["cake"][k] for k in ("overhead", "mpu", "atm")} == {"overhead": -4, "mpu": 64, "atm": "none"}
+    assert "overhead" not in shaped.to_engine_spec()["topology"]["queue"]["cake"]
+    assert set(scenario_json(shaped)["topology"]["cake"]) == {"target", "interval", "flow_mode", "bandwidth"}
+    assert run_id(framed, "simulator", 1) != run_id(base.override({"topology.queue": "cake"}), "simulator", 1)
     # Every mode and both bandwidths run (a 1-Mb/s link tunes COBALT's target to 18 ms).
     small = base.override({"duration": "10s", "window": "2s:10s", "flows[1].start": "1s", "topology.bottleneck": "1Mbps", "topology.queue": "cake", "topology.cake.bandwidth": "link"})
     for mode in ("flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost", "triple-isolate"):
@@ -142,6 +178,9 @@ def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
         ({"queue": "cake", "cake": {"bandwidth": "19Mbit"}}, "topology.cake.bandwidth", "'unlimited', 'link' or a positive rate"),
         ({"queue": "cake", "cake": {"bandwidth": "0Mbps"}}, "topology.cake.bandwidth", "'unlimited', 'link' or a positive rate"),
         ({"queue": "cake", "cake": {"diffserv": "diffserv4"}}, "topology.cake.diffserv", "unknown key"),
+        ({"queue": "cake", "cake": {"overhead": 300}}, "topology.cake.overhead", "an integer >= -64 and <= 256"),
+        ({"queue": "cake", "cake": {"mpu": -1}}, "topology.cake.mpu", "an integer >= 0 and <= 256"),
+        ({"queue": "cake", "cake": {"atm": "adsl"}}, "topology.cake.atm", "'noatm', 'atm' or 'ptm'"),
     ],
 )
 def test_bad_cake_settings_name_the_field(topology_error: Callable[[dict], ScenarioError], topology: dict, field: str, allowed: str) -> None:

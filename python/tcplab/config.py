@@ -499,11 +499,31 @@ class Cake(_Model):
         "interval and per-flow quantum to it (the link itself paces the packets); or a rate like '18Mbps': the shaper, "
         "which sends Ethernet frames (IP packets + 14 bytes) at that rate whatever the link's, tuned to it",
     )
+    overhead: Optional[_integer(-64, 256)] = Field(  # type: ignore[valid-type]
+        None,
+        description="bytes of link-layer framing added to each IP packet by the shaper's and the round robin's count (Linux overhead; "
+        "ethernet 38, docsis 18, pppoe-ptm 30, pppoe-llcsnap 40 ...); unset (Linux's default, raw) counts the Ethernet frame, IP + 14",
+    )
+    mpu: Optional[_integer(0, 256)] = Field(  # type: ignore[valid-type]
+        None, description="the least bytes a packet is counted as, after the overhead (Linux mpu: ethernet 84, docsis 64); default 0"
+    )
+    atm: Optional[Literal["noatm", "atm", "ptm"]] = Field(
+        None,
+        description="the link's cells, counted after the overhead and mpu: atm (ADSL: 48 bytes carried in each 53-byte cell), "
+        "ptm (VDSL2: a byte per 64 or part of 64) or noatm (the default)",
+    )
 
     def engine(self) -> dict[str, Any]:
-        """The engine spec's ``cake`` table."""
+        """The engine spec's ``cake`` table (overhead compensation only where it is set)."""
         bandwidth = {"rate_bps": self.bandwidth.bps} if isinstance(self.bandwidth, Rate) else self.bandwidth
-        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": bandwidth}
+        spec: dict[str, Any] = {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": bandwidth}
+        if self.overhead is not None:
+            spec["overhead"] = self.overhead
+        if self.mpu is not None:
+            spec["mpu"] = self.mpu
+        if self.atm is not None:
+            spec["atm"] = "none" if self.atm == "noatm" else self.atm
+        return spec
 
 
 QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq", "cake"]
@@ -519,7 +539,7 @@ QUEUES: dict[str, tuple[str, str]] = {
     "fq_pie": ("FQ-PIE as Linux's sch_fq_pie: a queue and a PIE per flow", "docs/queues/fq_pie.md"),
     "fred": ("Flow Random Early Drop (Lin and Morris 1997)", "docs/queues/fred.md"),
     "csfq": ("Core-Stateless Fair Queueing (Stoica, Shenker and Zhang 1998)", "docs/queues/csfq.md"),
-    "cake": ("CAKE as Linux's sch_cake, one tin: a queue per flow with COBALT, host isolation", "docs/queues/cake.md"),
+    "cake": ("CAKE as Linux's sch_cake, one tin: a queue per flow with COBALT, host isolation, a shaper with overhead compensation", "docs/queues/cake.md"),
 }
 
 # Each discipline but DropTail, and its parameter table's model (the table has its name).

@@ -491,7 +491,7 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tcplab_sim::spec::{CakeBandwidth, CakeSpec};
+    use tcplab_sim::spec::{CakeAtm, CakeBandwidth, CakeSpec};
 
     const MS: Nanos = 1_000_000;
 
@@ -1125,6 +1125,11 @@ mod tests {
             QueueSpec::Csfq { limit_pkts: Some(40), limit_bytes: None, csfq: Default::default() },
             QueueSpec::Cake { limit_pkts: Some(40), limit_bytes: None, cake: Default::default() },
             QueueSpec::Cake { limit_pkts: Some(40), limit_bytes: None, cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), ..Default::default() } },
+            QueueSpec::Cake {
+                limit_pkts: Some(40),
+                limit_bytes: None,
+                cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), overhead: Some(40), atm: CakeAtm::Atm, ..Default::default() },
+            },
         ];
         for queue in queues {
             let name = format!("{queue:?}");

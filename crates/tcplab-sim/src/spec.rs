@@ -227,6 +227,28 @@ pub struct CakeSpec {
     /// or `{"rate_bps": N}`: the shaper at N bit/s of Ethernet frames, tuned to it.
     #[serde(default)]
     pub bandwidth: CakeBandwidth,
+    /// Overhead compensation, as `tc ... cake overhead N mpu M atm|ptm`: with `overhead` set
+    /// (−64 to 256 bytes) a packet counts as its IP packet plus that many bytes, without it (Linux's
+    /// default, and `raw`) as its Ethernet frame, IP + 14; then at least `mpu` bytes (0 to 256);
+    /// then in ATM cells (48 bytes carried in 53) or with PTM's 64b/65b coding. The shaper and the
+    /// per-flow deficits count these lengths.
+    #[serde(default)]
+    pub overhead: Option<i32>,
+    #[serde(default)]
+    pub mpu: u32,
+    #[serde(default)]
+    pub atm: CakeAtm,
+}
+
+/// CAKE's link-layer cell framing (Linux `CAKE_ATM_*`): none (`noatm`), ATM's 53-byte cells with
+/// 48 bytes of payload (ADSL), or PTM's 64b/65b coding (VDSL2).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CakeAtm {
+    #[default]
+    None,
+    Atm,
+    Ptm,
 }
 
 impl Default for CakeSpec {
@@ -1114,6 +1136,12 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
             if cake.bandwidth == CakeBandwidth::RateBps(0) {
                 return Err(SpecError::new(format!("{field}.cake.bandwidth.rate_bps"), 0, "a rate above 0 bit/s"));
             }
+            if let Some(v) = cake.overhead.filter(|v| !(-64..=256).contains(v)) {
+                return Err(SpecError::new(format!("{field}.cake.overhead"), v, "-64 to 256 bytes"));
+            }
+            if cake.mpu > 256 {
+                return Err(SpecError::new(format!("{field}.cake.mpu"), cake.mpu, "0 to 256 bytes"));
+            }
             ("cake", limit_pkts, limit_bytes)
         }
     };
@@ -1381,5 +1409,22 @@ impl DccpSpec {
             return Err(SpecError::new(format!("{at}.initial_rto_ns"), 0, "a positive time"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cakes_overhead_and_mpu_are_checked_against_tcs_ranges() {
+        let check = |cake: CakeSpec| check_queue(&QueueSpec::Cake { limit_pkts: Some(100), limit_bytes: None, cake }, "topology.queue", 20_000_000);
+        for (overhead, mpu) in [(Some(-64), 0), (Some(256), 256), (None, 84)] {
+            assert!(check(CakeSpec { overhead, mpu, ..CakeSpec::default() }).is_ok(), "{overhead:?} {mpu}");
+        }
+        for (overhead, mpu, field) in [(Some(-65), 0, "overhead"), (Some(257), 0, "overhead"), (None, 257, "mpu")] {
+            let e = check(CakeSpec { overhead, mpu, ..CakeSpec::default() }).expect_err("refused");
+            assert_eq!(e.field, format!("topology.queue.cake.{field}"));
+        }
     }
 }

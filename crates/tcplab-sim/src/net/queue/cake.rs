@@ -25,7 +25,10 @@
 //!   `bandwidth = "link"` tunes COBALT and the quantum to the link's rate without a shaper (the
 //!   link serialises at that rate).
 //!
-//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), overhead compensation, `ingress`, `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
+//! - Overhead compensation (`overhead`, `mpu`, `atm`): the length the shaper and the deficits
+//!   count, as `cake_calc_overhead` (the queue's byte counts stay the frames').
+//!
+//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), `ingress`, `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
 //! limit (Linux counts each packet's `truesize`; tcplab's buffer counts packets or IP bytes).
 
 use std::collections::{HashMap, VecDeque};
@@ -33,7 +36,7 @@ use std::collections::{HashMap, VecDeque};
 use super::droptail::DropTail;
 use crate::net::packet::Packet;
 use crate::rng::Rng;
-use crate::spec::{CakeBandwidth, CakeSpec};
+use crate::spec::{CakeAtm, CakeBandwidth, CakeSpec};
 use crate::time::Nanos;
 
 /// `psched_mtu` of an Ethernet device: 1500 + its 14-byte header.
@@ -44,6 +47,33 @@ const ETH_HEADER_BYTES: u32 = 14;
 /// A packet's length as CAKE counts it: its frame on an Ethernet device.
 fn frame_len(pkt: &Packet) -> u32 {
     pkt.size_bytes + ETH_HEADER_BYTES
+}
+
+/// `cake_calc_overhead`'s settings: the link layer a packet is charged for.
+#[derive(Debug, Clone, Copy)]
+struct Framing {
+    /// Bytes added to the IP packet (`overhead`); `None` counts the Ethernet frame (`raw`).
+    overhead: Option<i32>,
+    mpu: u32,
+    atm: CakeAtm,
+}
+
+impl Framing {
+    /// `cake_calc_overhead`: the length `pkt` is charged. With an overhead set the Ethernet
+    /// header Linux's length includes is taken off first. A length the overhead takes below 0
+    /// counts 0 (Linux's unsigned sum would wrap).
+    fn adjusted_len(&self, pkt: &Packet) -> u32 {
+        let mut len = match self.overhead {
+            None => frame_len(pkt),
+            Some(o) => (pkt.size_bytes as i64 + o as i64).max(0) as u32,
+        };
+        len = len.max(self.mpu);
+        match self.atm {
+            CakeAtm::None => len,
+            CakeAtm::Atm => len.div_ceil(48) * 53,
+            CakeAtm::Ptm => len + len.div_ceil(64),
+        }
+    }
 }
 /// Entries of `cobalt_rec_inv_sqrt_cache`.
 const REC_INV_SQRT_CACHE: usize = 16;
@@ -239,6 +269,7 @@ pub struct Cake {
     mode: u8,
     params: CobaltParams,
     flow_quantum: u32,
+    framing: Framing,
     /// Queues; which queue each flow's packets go to (modes with the flow bit), or each host or
     /// host pair's (the others: key (source + 1) << 32 | (destination + 1), 0 for a host left out).
     flows: Vec<Flow>,
@@ -304,6 +335,7 @@ impl Cake {
             mode: spec.flow_mode.bits(),
             params: CobaltParams { target_ns, interval_ns, mtu_time_ns, p_inc: 1 << 24, p_dec: 1 << 20 },
             flow_quantum,
+            framing: Framing { overhead: spec.overhead, mpu: spec.mpu, atm: spec.atm },
             flows: Vec::new(),
             by_flow: Vec::new(),
             by_hosts: HashMap::new(),
@@ -610,9 +642,9 @@ impl Cake {
                     self.cobalt_drops += 1;
                     self.dropped.push(pkt);
                 };
-                let len = frame_len(&pkt);
+                let len = self.framing.adjusted_len(&pkt);
                 self.flows[k].deficit -= len as i32;
-                // `cake_advance_shaper`: the global shaper's times move on by the frame's time.
+                // `cake_advance_shaper`: the global shaper's times move on by the length's time.
                 if self.rate_ns != 0 {
                     let dur = (len as u64 * self.rate_ns) >> self.rate_shft;
                     self.time_next_ns += dur;
@@ -726,6 +758,77 @@ mod tests {
             c.enqueue(&mut q, pkt(0, 1, 0), 0).unwrap();
             assert!(c.dequeue(&mut q, 0).is_some() && c.dequeue(&mut q, 0).is_some() && c.hold_until() == 0);
         }
+    }
+
+    #[test]
+    fn overhead_compensation_charges_the_link_layers_bytes() {
+        let len = |overhead, mpu, atm, ip| {
+            let f = Framing { overhead, mpu, atm };
+            f.adjusted_len(&Packet::new(FlowId(0), NodeId(1), Kind::Data, ip))
+        };
+        // Linux's default (and `raw`): the Ethernet frame, IP + 14, whatever the mpu.
+        assert_eq!(len(None, 0, CakeAtm::None, 1500), 1514);
+        assert_eq!(len(None, 64, CakeAtm::None, 40), 64);
+        // `ethernet` (overhead 38 mpu 84): preamble, gap and FCS on the IP packet, 84 at least.
+        assert_eq!(len(Some(38), 84, CakeAtm::None, 1500), 1538);
+        assert_eq!(len(Some(38), 84, CakeAtm::None, 40), 84);
+        // `pppoe-llcsnap` (atm overhead 40): 1540 bytes fill 32 cells and 4 bytes of a 33rd, of 53
+        // bytes each; a 40-byte ACK's 80 bytes two cells.
+        assert_eq!(len(Some(40), 0, CakeAtm::Atm, 1500), 33 * 53);
+        assert_eq!(len(Some(40), 0, CakeAtm::Atm, 40), 2 * 53);
+        // Exactly 48 bytes fit one cell; one more byte takes another.
+        assert_eq!(len(Some(8), 0, CakeAtm::Atm, 40), 53);
+        assert_eq!(len(Some(9), 0, CakeAtm::Atm, 40), 106);
+        // `bridged-ptm` (ptm overhead 22): a byte per 64 or part of 64, 1522 + 24.
+        assert_eq!(len(Some(22), 0, CakeAtm::Ptm, 1500), 1546);
+        assert_eq!(len(Some(24), 0, CakeAtm::Ptm, 40), 65);
+        // A negative overhead, and one that takes a length below 0.
+        assert_eq!(len(Some(-20), 0, CakeAtm::None, 1500), 1480);
+        assert_eq!(len(Some(-64), 0, CakeAtm::None, 40), 0);
+
+        // The shaper spaces packets by the charged length: at 10 Mb/s (800 ns a byte) ATM cells
+        // of `pppoe-llcsnap` take 1.3992 ms for a 1500-byte packet where its frame took 1.2112.
+        let spec = CakeSpec {
+            bandwidth: CakeBandwidth::RateBps(10_000_000),
+            flow_mode: CakeFlowMode::Flows,
+            overhead: Some(40),
+            atm: CakeAtm::Atm,
+            ..CakeSpec::default()
+        };
+        let mut c = cake_with(spec, 1_000_000_000);
+        // The tuning stays the device's: an MTU of 1514 bytes at the rate.
+        assert_eq!(c.tuning().2, 1_211_200);
+        let mut q = DropTail::new(Some(100), None);
+        for seq in 0..3 {
+            c.enqueue(&mut q, pkt(0, seq, 0), 0).unwrap();
+        }
+        assert!(c.dequeue(&mut q, 0).is_some());
+        assert_eq!(c.hold_until(), 1_399_200);
+        assert!(c.dequeue(&mut q, 1_399_199).is_none());
+        assert!(c.dequeue(&mut q, 1_399_200).is_some());
+        assert_eq!(c.hold_until(), 2 * 1_399_200);
+
+        // Unshaped, the deficits count the charged length too: a flow of 40-byte packets and one
+        // of 1500-byte packets, both backlogged, share the rounds by cells, not IP bytes. With
+        // `pppoe-llcsnap` an ACK costs 106 bytes and a full packet 1749: each gets a quantum's
+        // (1514) worth of those a round.
+        let spec = CakeSpec { flow_mode: CakeFlowMode::Flows, overhead: Some(40), atm: CakeAtm::Atm, ..CakeSpec::default() };
+        let mut c = cake_with(spec, 1_000_000_000);
+        let mut q = DropTail::new(Some(100_000), None);
+        for seq in 0..2000 {
+            c.enqueue(&mut q, pkt(0, seq, 0), 0).unwrap();
+            let mut small = Packet::new(FlowId(1), NodeId(1), Kind::Data, 40);
+            small.seq = seq;
+            c.enqueue(&mut q, small, 0).unwrap();
+        }
+        let mut charged = [0u64; 2];
+        for _ in 0..1000 {
+            let p = c.dequeue(&mut q, 0).unwrap();
+            charged[p.flow.idx()] += c.framing.adjusted_len(&p) as u64;
+        }
+        // Equal charged bytes to within one packet's charge of each over the rounds.
+        let diff = charged[0].abs_diff(charged[1]);
+        assert!(diff <= 2 * 1749, "{charged:?}");
     }
 
     #[test]
