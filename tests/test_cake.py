@@ -146,6 +146,45 @@ def test_the_shaper_sends_the_charged_bytes_at_its_rate(size: int, framing: dict
     assert r.queues.iloc[0].max_pkts == 200
 
 
+def test_ingress_counts_cakes_drops_against_its_shaper() -> None:
+    # `ingress` (a download shaped after it crossed the link): what CAKE drops has used the link
+    # already, so the shaper charges it as if sent. An unresponsive 30-Mb/s CBR flow into CAKE at
+    # 20 Mb/s: the shaper's time runs ahead of the clock on the drops, and the failsafe, which
+    # moves 1.5 frame times per packet sent, paces the flow to 20 / 1.5 Mb/s of frames, 13.21 of
+    # IP packets (egress: 19.815).
+    def cbr(ingress: bool) -> tcplab.Result:
+        return tcplab.simulate(
+            Scenario.model_validate(
+                {"name": "cake-ingress", "duration": "10s", "seed": 1, "window": "2s:10s",
+                 "topology": {"bottleneck": "100Mbps", "rtt": "20ms", "buffer": "200pkt", "queue": "cake", "cake": {"bandwidth": "20Mbps", "ingress": ingress}},
+                 "flows": [{"kind": "cbr", "rate": "30Mbps", "packet_size": "1500B"}]}
+            )
+        )
+
+    assert cbr(True).summary().throughput_mbps.iloc[0] == pytest.approx(20 / 1.5 * 1500 / 1514, rel=2e-3)
+    assert cbr(False).summary().throughput_mbps.iloc[0] == pytest.approx(20 * 1500 / 1514, rel=2e-3)
+
+    # Eight CUBIC flows into CAKE at 4 Mb/s: with ingress COBALT's target is two MTU times (3.03
+    # ms each) per bulk flow, 48 ms, so the flows queue longer and the drops take their share of
+    # the shaper (2026-12-02, 30 s, window 10–30 s, seeds 1 and 2: egress 3.82 / 3.81 Mb/s,
+    # sojourn 15.6 / 14.5 ms; ingress 3.49 / 3.46 Mb/s, 41.7 / 41.3 ms).
+    def flows(ingress: bool) -> tcplab.Result:
+        return tcplab.simulate(
+            Scenario.model_validate(
+                {"name": "cake-ingress-tcp", "duration": "30s", "seed": 1, "window": "10s:30s",
+                 "topology": {"bottleneck": "100Mbps", "rtt": "40ms", "buffer": "1000pkt", "queue": "cake",
+                              "cake": {"bandwidth": "4Mbps", "flow_mode": "flows", "ingress": ingress}},
+                 "flows": [{"variant": "cubic", "start": f"{i * 0.2}s"} for i in range(8)]}
+            )
+        )
+
+    egress, ingress = flows(False), flows(True)
+    sojourn = [r.queues.iloc[0].sojourn_mean_ns / 1e6 for r in (egress, ingress)]
+    assert sojourn[0] < 20 and 30 < sojourn[1] < 48, sojourn
+    mbps = [r.summary().throughput_mbps.sum() for r in (egress, ingress)]
+    assert mbps[1] < mbps[0] - 0.2 and egress.jain() > 0.99 and ingress.jain() > 0.99, mbps
+
+
 def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
     base = Scenario.model_validate(reference_data)
     spec = base.override({"topology.queue": "cake"}).to_engine_spec()["topology"]["queue"]
@@ -158,7 +197,9 @@ def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
     # Overhead compensation reaches the engine only where it is set (a scenario without it keeps
     # its run key); noatm is the engine's "none".
     framed = base.override({"topology.queue": "cake", "topology.cake.overhead": -4, "topology.cake.mpu": 64, "topology.cake.atm": "noatm"})
-    assert {k: framed.to_engine_spec()["topology"]["queue"]["cake"][k] for k in ("overhead", "mpu", "atm")} == {"overhead": -4, "mpu": 64, "atm": "none"}
+    framed = framed.override({"topology.cake.ingress": True})
+    assert {k: framed.to_engine_spec()["topology"]["queue"]["cake"][k] for k in ("overhead", "mpu", "atm", "ingress")} == {
+        "overhead": -4, "mpu": 64, "atm": "none", "ingress": True}
     assert "overhead" not in shaped.to_engine_spec()["topology"]["queue"]["cake"]
     assert set(scenario_json(shaped)["topology"]["cake"]) == {"target", "interval", "flow_mode", "bandwidth"}
     assert run_id(framed, "simulator", 1) != run_id(base.override({"topology.queue": "cake"}), "simulator", 1)
@@ -181,6 +222,7 @@ def test_cake_lowers_to_the_engine_spec(reference_data: dict) -> None:
         ({"queue": "cake", "cake": {"overhead": 300}}, "topology.cake.overhead", "an integer >= -64 and <= 256"),
         ({"queue": "cake", "cake": {"mpu": -1}}, "topology.cake.mpu", "an integer >= 0 and <= 256"),
         ({"queue": "cake", "cake": {"atm": "adsl"}}, "topology.cake.atm", "'noatm', 'atm' or 'ptm'"),
+        ({"queue": "cake", "cake": {"ingress": "maybe"}}, "topology.cake.ingress", "true or false"),
     ],
 )
 def test_bad_cake_settings_name_the_field(topology_error: Callable[[dict], ScenarioError], topology: dict, field: str, allowed: str) -> None:

@@ -512,6 +512,12 @@ class Cake(_Model):
         description="the link's cells, counted after the overhead and mpu: atm (ADSL: 48 bytes carried in each 53-byte cell), "
         "ptm (VDSL2: a byte per 64 or part of 64) or noatm (the default)",
     )
+    ingress: Optional[bool] = Field(
+        None,
+        description="shape what has already crossed the shaped link (Linux ingress, as for a download shaped on the receiving side): "
+        "the packets CAKE drops count against the shaper as if sent, and COBALT's target grows to two MTU times per bulk flow; "
+        "default false (egress)",
+    )
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``cake`` table (overhead compensation only where it is set)."""
@@ -523,6 +529,8 @@ class Cake(_Model):
             spec["mpu"] = self.mpu
         if self.atm is not None:
             spec["atm"] = "none" if self.atm == "noatm" else self.atm
+        if self.ingress is not None:
+            spec["ingress"] = self.ingress
         return spec
 
 

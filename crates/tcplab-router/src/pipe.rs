@@ -1128,7 +1128,7 @@ mod tests {
             QueueSpec::Cake {
                 limit_pkts: Some(40),
                 limit_bytes: None,
-                cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), overhead: Some(40), atm: CakeAtm::Atm, ..Default::default() },
+                cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), overhead: Some(40), atm: CakeAtm::Atm, ingress: true, ..Default::default() },
             },
         ];
         for queue in queues {

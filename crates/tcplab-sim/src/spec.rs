@@ -238,6 +238,11 @@ pub struct CakeSpec {
     pub mpu: u32,
     #[serde(default)]
     pub atm: CakeAtm,
+    /// `ingress`: CAKE shapes what has already crossed the link it models (a download shaped on
+    /// the receiving side), so its drops count against the shaper and its target grows with the
+    /// bulk flows. Off (`egress`) by default.
+    #[serde(default)]
+    pub ingress: bool,
 }
 
 /// CAKE's link-layer cell framing (Linux `CAKE_ATM_*`): none (`noatm`), ATM's 53-byte cells with

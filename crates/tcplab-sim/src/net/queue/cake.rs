@@ -28,7 +28,11 @@
 //! - Overhead compensation (`overhead`, `mpu`, `atm`): the length the shaper and the deficits
 //!   count, as `cake_calc_overhead` (the queue's byte counts stay the frames').
 //!
-//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), `ingress`, `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
+//! - `ingress`: the packets CAKE drops count against the shaper (and the deficits, for COBALT's)
+//!   as if sent, since they crossed the shaped link before CAKE saw them; COBALT's target
+//!   becomes at least two MTU times per bulk flow.
+//!
+//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
 //! limit (Linux counts each packet's `truesize`; tcplab's buffer counts packets or IP bytes).
 
 use std::collections::{HashMap, VecDeque};
@@ -185,12 +189,12 @@ impl Cobalt {
     }
 
     /// `cobalt_should_drop` for `pkt`, just dequeued: whether to drop it, and whether CoDel's
-    /// signal marked it CE instead (an ECN-capable packet); BLUE's always drops.
-    fn should_drop(&mut self, p: &CobaltParams, now: Nanos, pkt: &mut Packet, rng: &mut Rng) -> (bool, bool) {
+    /// signal marked it CE instead (an ECN-capable packet); BLUE's always drops. `bulk_flows`
+    /// (0 without `ingress`) raises the target to two MTU times per bulk flow.
+    fn should_drop(&mut self, p: &CobaltParams, now: Nanos, pkt: &mut Packet, rng: &mut Rng, bulk_flows: u64) -> (bool, bool) {
         let sojourn = now.saturating_sub(pkt.enq_ns);
         let mut schedule = diff(now, self.drop_next_ns);
-        // `bulk_flows` is 0 without `ingress`.
-        let over_target = sojourn > p.target_ns && sojourn > p.mtu_time_ns * 4;
+        let over_target = sojourn > p.target_ns && sojourn > p.mtu_time_ns * bulk_flows * 2 && sojourn > p.mtu_time_ns * 4;
         let mut next_due = self.count != 0 && schedule >= 0;
         let (mut drop, mut marked) = (false, false);
         if over_target {
@@ -270,6 +274,9 @@ pub struct Cake {
     params: CobaltParams,
     flow_quantum: u32,
     framing: Framing,
+    /// `ingress`: packets dropped here have crossed the link being shaped already, so the shaper
+    /// and the deficits count them too, and COBALT's target grows with the bulk flows.
+    ingress: bool,
     /// Queues; which queue each flow's packets go to (modes with the flow bit), or each host or
     /// host pair's (the others: key (source + 1) << 32 | (destination + 1), 0 for a host left out).
     flows: Vec<Flow>,
@@ -336,6 +343,7 @@ impl Cake {
             params: CobaltParams { target_ns, interval_ns, mtu_time_ns, p_inc: 1 << 24, p_dec: 1 << 20 },
             flow_quantum,
             framing: Framing { overhead: spec.overhead, mpu: spec.mpu, atm: spec.atm },
+            ingress: spec.ingress,
             flows: Vec::new(),
             by_flow: Vec::new(),
             by_hosts: HashMap::new(),
@@ -491,6 +499,9 @@ impl Cake {
             let Some(out) = f.pkts.pop_front() else { break };
             f.bytes -= frame_len(&out) as u64;
             f.cobalt.queue_full(&self.params, now);
+            if self.ingress {
+                self.advance_shaper(self.framing.adjusted_len(&out), true);
+            }
             fifo.release(out.size_bytes);
             self.qlen -= 1;
             self.overlimit_drops += 1;
@@ -572,7 +583,7 @@ impl Cake {
             if self.sparse_count + self.bulk_count == 0 {
                 return None;
             }
-            loop {
+            'retry: loop {
                 // Retry: one decaying queue first in a dequeue, then new, old, decaying.
                 let list = if first_flow && !self.decaying_flows.is_empty() {
                     List::Decaying
@@ -634,23 +645,40 @@ impl Cake {
                     if let Some(q) = fifo.as_deref_mut() {
                         q.release(pkt.size_bytes);
                     }
-                    let (drop, marked) = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng);
+                    let bulk_flows = if self.ingress { self.bulk_count as u64 } else { 0 };
+                    let (drop, marked) = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng, bulk_flows);
                     if !drop || f.pkts.is_empty() {
                         self.marks += u64::from(marked);
                         break pkt;
                     }
                     self.cobalt_drops += 1;
+                    if self.ingress {
+                        // The dropped packet is charged as if sent (but for the failsafe), and the
+                        // choice of queue starts again.
+                        let len = self.framing.adjusted_len(&pkt);
+                        self.flows[k].deficit -= len as i32;
+                        self.advance_shaper(len, true);
+                        self.dropped.push(pkt);
+                        continue 'retry;
+                    }
                     self.dropped.push(pkt);
                 };
                 let len = self.framing.adjusted_len(&pkt);
                 self.flows[k].deficit -= len as i32;
-                // `cake_advance_shaper`: the global shaper's times move on by the length's time.
-                if self.rate_ns != 0 {
-                    let dur = (len as u64 * self.rate_ns) >> self.rate_shft;
-                    self.time_next_ns += dur;
-                    self.failsafe_next_ns += dur + (dur >> 1);
-                }
+                self.advance_shaper(len, false);
                 return Some(pkt);
+            }
+        }
+    }
+
+    /// `cake_advance_shaper`: the shaper's time moves on by `len` bytes' time at the rate, and
+    /// for a packet sent (not `dropped`) the failsafe's by 1.5 times that.
+    fn advance_shaper(&mut self, len: u32, dropped: bool) {
+        if self.rate_ns != 0 {
+            let dur = (len as u64 * self.rate_ns) >> self.rate_shft;
+            self.time_next_ns += dur;
+            if !dropped {
+                self.failsafe_next_ns += dur + (dur >> 1);
             }
         }
     }
@@ -829,6 +857,53 @@ mod tests {
         // Equal charged bytes to within one packet's charge of each over the rounds.
         let diff = charged[0].abs_diff(charged[1]);
         assert!(diff <= 2 * 1749, "{charged:?}");
+    }
+
+    #[test]
+    fn ingress_charges_the_shaper_for_what_it_drops() {
+        // 10 Mb/s: a 1514-byte frame takes 1.2112 ms. Packets that have waited 20 ms: COBALT
+        // passes the first (the dropping state starts) and drops the second, whose frame the
+        // ingress shaper charges as if it had been sent (not its failsafe), then sends the third.
+        const FRAME_NS: Nanos = 1_211_200;
+        let run = |ingress: bool| {
+            let spec = CakeSpec { bandwidth: CakeBandwidth::RateBps(10_000_000), flow_mode: CakeFlowMode::Flows, ingress, ..CakeSpec::default() };
+            let mut c = cake_with(spec, 1_000_000_000);
+            let mut q = DropTail::new(Some(100), None);
+            let t0 = 100 * NS_PER_MS;
+            for seq in 0..4 {
+                c.enqueue(&mut q, pkt(0, seq, t0 - 20 * NS_PER_MS), t0).unwrap();
+            }
+            assert_eq!(c.dequeue(&mut q, t0).map(|p| p.seq), Some(0));
+            assert_eq!(c.dequeue(&mut q, t0 + FRAME_NS).map(|p| p.seq), Some(2));
+            assert_eq!(c.cobalt_drops(), 1);
+            (c.time_next_ns - t0, c.failsafe_next_ns - t0)
+        };
+        assert_eq!(run(false), (2 * FRAME_NS, 3 * FRAME_NS));
+        assert_eq!(run(true), (3 * FRAME_NS, 3 * FRAME_NS));
+
+        // An overflow drop moves the shaper on too (only with ingress).
+        for ingress in [false, true] {
+            let spec = CakeSpec { bandwidth: CakeBandwidth::RateBps(10_000_000), ingress, ..CakeSpec::default() };
+            let mut c = cake_with(spec, 1_000_000_000);
+            let mut q = DropTail::new(Some(2), None);
+            for seq in 0..3 {
+                let r = c.enqueue(&mut q, pkt(0, seq, 0), 0);
+                assert_eq!(r.is_err(), seq == 2);
+            }
+            assert_eq!(c.time_next_ns, if ingress { FRAME_NS } else { 0 });
+        }
+
+        // COBALT's target with ingress: at least two MTU times per bulk flow. At 10 Mb/s an MTU
+        // takes 1.2112 ms, so with four bulk flows a 9-ms sojourn is under it; without ingress
+        // it is over the 5-ms target.
+        let p = CobaltParams { target_ns: 5 * NS_PER_MS, interval_ns: 100 * NS_PER_MS, mtu_time_ns: FRAME_NS, p_inc: 1 << 24, p_dec: 1 << 20 };
+        let mut rng = Rng::stream(1, Stream::Queue, 0);
+        for (bulk_flows, over) in [(0, true), (4, false), (3, true)] {
+            let mut cobalt = Cobalt::default();
+            let mut p9 = pkt(0, 0, 0);
+            cobalt.should_drop(&p, 9 * NS_PER_MS, &mut p9, &mut rng, bulk_flows);
+            assert_eq!(cobalt.dropping, over, "{bulk_flows} bulk flows");
+        }
     }
 
     #[test]
