@@ -518,6 +518,11 @@ class Cake(_Model):
         "the packets CAKE drops count against the shaper as if sent, and COBALT's target grows to two MTU times per bulk flow; "
         "default false (egress)",
     )
+    ack_filter: Optional[Literal["none", "filter", "aggressive"]] = Field(
+        None,
+        description="the ACK filter (Linux ack-filter): a pure ACK arriving may take out an older ACK of its flow it makes redundant "
+        "(once two such are queued; aggressive: also a lone one just before it); default none",
+    )
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``cake`` table (overhead compensation only where it is set)."""
@@ -531,6 +536,8 @@ class Cake(_Model):
             spec["atm"] = "none" if self.atm == "noatm" else self.atm
         if self.ingress is not None:
             spec["ingress"] = self.ingress
+        if self.ack_filter is not None:
+            spec["ack_filter"] = self.ack_filter
         return spec
 
 
@@ -547,7 +554,7 @@ QUEUES: dict[str, tuple[str, str]] = {
     "fq_pie": ("FQ-PIE as Linux's sch_fq_pie: a queue and a PIE per flow", "docs/queues/fq_pie.md"),
     "fred": ("Flow Random Early Drop (Lin and Morris 1997)", "docs/queues/fred.md"),
     "csfq": ("Core-Stateless Fair Queueing (Stoica, Shenker and Zhang 1998)", "docs/queues/csfq.md"),
-    "cake": ("CAKE as Linux's sch_cake, one tin: a queue per flow with COBALT, host isolation, a shaper with overhead compensation", "docs/queues/cake.md"),
+    "cake": ("CAKE as Linux's sch_cake, one tin: a queue per flow with COBALT, host isolation, a shaper with overhead compensation, an ACK filter", "docs/queues/cake.md"),
 }
 
 # Each discipline but DropTail, and its parameter table's model (the table has its name).

@@ -19,10 +19,10 @@
 use std::collections::VecDeque;
 
 use tcplab_sim::ids::{FlowId, NodeId};
-use tcplab_sim::net::packet::{Ecn, Kind, Packet};
+use tcplab_sim::net::packet::{Ecn, Flags, Kind, Packet, MAX_SACK_BLOCKS};
 use tcplab_sim::net::queue::{Queue, QueueDisc};
 use tcplab_sim::rng::{Rng, Stream};
-use tcplab_sim::spec::QueueSpec;
+use tcplab_sim::spec::{CakeAckFilter, QueueSpec};
 use tcplab_sim::time::{tx_time_ns, Nanos};
 
 use crate::hist::Histogram;
@@ -168,6 +168,67 @@ pub fn ipv4_ecn(packet: &[u8]) -> Ecn {
     }
 }
 
+/// For CAKE's ACK filter: the TCP header of an IPv4 packet read into `pkt`. A pure ACK (the
+/// ACK flag, no SYN, no payload) gets [`Flags::PURE_ACK`]; ECE and CWR their flags, PSH, FIN,
+/// RST and URG [`Flags::OTHER_TCP`]; `ack` the acknowledgement number, `sack` the SACK blocks
+/// (bytes), `ts_val_ns`/`ts_ecr_ns` the timestamp option's two values (the 32-bit TSval and
+/// TSecr, not nanoseconds), and `dst` the ports (source << 16 | destination), which with the
+/// source address (`flow`) tell the connection apart. Anything else is left as it was.
+pub fn read_tcp_ack(packet: &[u8], pkt: &mut Packet) {
+    if packet.len() < 20 || packet[0] >> 4 != 4 || packet[9] != 6 {
+        return;
+    }
+    let ihl = (packet[0] & 0x0f) as usize * 4;
+    let total = (u16::from_be_bytes([packet[2], packet[3]]) as usize).min(packet.len());
+    let Some(tcp) = packet.get(ihl..total) else { return };
+    if tcp.len() < 20 {
+        return;
+    }
+    let doff = (tcp[12] >> 4) as usize * 4;
+    let flags = tcp[13];
+    let word = |at: usize| u32::from_be_bytes([tcp[at], tcp[at + 1], tcp[at + 2], tcp[at + 3]]);
+    if doff < 20 || doff > tcp.len() || flags & 0x10 == 0 || flags & 0x02 != 0 || tcp.len() != doff {
+        return;
+    }
+    pkt.set_flag(Flags::PURE_ACK, true);
+    pkt.set_flag(Flags::ECE, flags & 0x40 != 0);
+    pkt.set_flag(Flags::CWR, flags & 0x80 != 0);
+    pkt.set_flag(Flags::OTHER_TCP, flags & 0x2d != 0);
+    pkt.ack = word(8);
+    pkt.dst = NodeId(word(0));
+    let mut at = 20;
+    while at < doff {
+        let kind = tcp[at];
+        if kind == 0 {
+            break;
+        }
+        if kind == 1 {
+            at += 1;
+            continue;
+        }
+        let Some(&len) = tcp.get(at + 1) else { break };
+        let len = len as usize;
+        if len < 2 || at + len > doff {
+            break;
+        }
+        match kind {
+            5 => {
+                let n = ((len - 2) / 8).min(MAX_SACK_BLOCKS);
+                for b in 0..n {
+                    pkt.sack[b] = (word(at + 2 + 8 * b), word(at + 6 + 8 * b));
+                }
+                pkt.n_sack = n as u8;
+            }
+            8 if len == 10 => {
+                pkt.ts_val_ns = word(at + 2) as u64;
+                pkt.ts_ecr_ns = word(at + 6) as u64;
+            }
+            _ => {}
+        }
+        at += len;
+    }
+}
+
 /// Mark an ECN-capable IPv4 packet CE (RFC 3168 §5) and recompute its header checksum. Whether
 /// the mark is new (false for a packet already CE, or one that is not ECN-capable or not IPv4).
 pub fn ipv4_set_ce(packet: &mut [u8]) -> bool {
@@ -213,6 +274,8 @@ pub struct Pipe {
     uncounted_stall_ns: Nanos,
     /// The pipe's time at the last stall: packets due before it were late for that one.
     last_stall_ns: Nanos,
+    /// Whether the queue reads TCP headers (CAKE's ACK filter).
+    read_acks: bool,
     pub stats: Stats,
 }
 
@@ -238,6 +301,7 @@ impl Pipe {
             stopped_ns: 0,
             uncounted_stall_ns: 0,
             last_stall_ns: 0,
+            read_acks: matches!(&cfg.queue, QueueSpec::Cake { cake, .. } if cake.ack_filter != CakeAckFilter::None),
             stats: Stats::new(),
             cfg,
         }
@@ -328,6 +392,9 @@ impl Pipe {
         let mut pkt = Packet::new(FlowId(flow as u32), NodeId(0), Kind::Data, len as u32);
         pkt.seq = slot; // the packet's bytes live in slab slot `seq`
         pkt.ecn = ipv4_ecn(&self.slab[start..start + len]);
+        if self.read_acks {
+            read_tcp_ack(&self.slab[start..start + len], &mut pkt);
+        }
         pkt.enq_ns = now;
         self.lens[slot as usize] = len as u16;
         self.occupancy_to(now);
@@ -806,6 +873,77 @@ mod tests {
     }
 
     /// Offer a `len`-byte IPv4 packet from 10.10.`host`.2 at `now`; whether it was queued.
+    /// A real pure TCP ACK from 10.10.`host`.2, port 5201 to 40000, acknowledging byte `ack`
+    /// with the timestamp option (TSval `ts`) and `sack` blocks, offered at `now`.
+    fn offer_ack(p: &mut Pipe, host: u8, ack: u32, ts: u32, sack: &[(u32, u32)], now: Nanos) -> bool {
+        let mut tcp = vec![0u8; 20];
+        tcp[0..2].copy_from_slice(&5201u16.to_be_bytes());
+        tcp[2..4].copy_from_slice(&40000u16.to_be_bytes());
+        tcp[8..12].copy_from_slice(&ack.to_be_bytes());
+        tcp[13] = 0x10;
+        tcp.extend([1, 1, 8, 10]);
+        tcp.extend(ts.to_be_bytes());
+        tcp.extend(7u32.to_be_bytes());
+        if !sack.is_empty() {
+            tcp.extend([1, 1, 5, 2 + 8 * sack.len() as u8]);
+            for &(a, b) in sack {
+                tcp.extend(a.to_be_bytes());
+                tcp.extend(b.to_be_bytes());
+            }
+        }
+        tcp[12] = ((tcp.len() / 4) as u8) << 4;
+        let len = 20 + tcp.len();
+        let (slot, buf) = p.free_slot().expect("a free slot");
+        buf[..20].copy_from_slice(&[0x45, 0, 0, len as u8, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 10, host, 2, 10, 10, 0, 1]);
+        buf[20..len].copy_from_slice(&tcp);
+        p.arrive(slot, len, now)
+    }
+
+    /// CAKE's ACK filter in the router reads the real headers: of four ACKs queued behind a
+    /// 1500-byte packet on a slow link, the first goes when the third arrives and the second when
+    /// the fourth does (each time two older ACKs it covers); an ACK SACKing a block the newer ones
+    /// do not report stays.
+    #[test]
+    fn cakes_ack_filter_reads_the_real_tcp_headers() {
+        let mut read = Packet::new(FlowId(0), NodeId(0), Kind::Data, 0);
+        let mut p = aqm_pipe(QueueSpec::Cake {
+            limit_pkts: Some(100),
+            limit_bytes: None,
+            cake: CakeSpec { ack_filter: CakeAckFilter::Filter, flow_mode: tcplab_sim::spec::CakeFlowMode::Flowblind, ..Default::default() },
+        });
+        assert!(offer_from(&mut p, 9, 1500, 0));
+        for (k, ack) in [1000, 2000, 3000, 4000].into_iter().enumerate() {
+            assert!(offer_ack(&mut p, 1, ack, k as u32, &[], 0));
+        }
+        let mut sent = Vec::new();
+        p.service(100 * MS, |b| {
+            let mut pkt = Packet::new(FlowId(0), NodeId(0), Kind::Data, b.len() as u32);
+            read_tcp_ack(b, &mut pkt);
+            if pkt.has(Flags::PURE_ACK) {
+                read = pkt;
+                sent.push(pkt.ack);
+            }
+            true
+        });
+        assert_eq!(sent, vec![3000, 4000]);
+        assert_eq!(p.stats.dropped_pkts, 2);
+        // The header as the router read it.
+        assert_eq!((read.ts_val_ns, read.ts_ecr_ns, read.dst.0), (3, 7, 5201 << 16 | 40000));
+
+        // A hole reported by the older ACK alone keeps it.
+        let mut p = aqm_pipe(QueueSpec::Cake { limit_pkts: Some(100), limit_bytes: None, cake: CakeSpec { ack_filter: CakeAckFilter::Aggressive, ..Default::default() } });
+        assert!(offer_from(&mut p, 9, 1500, 0));
+        assert!(offer_ack(&mut p, 1, 1000, 1, &[(3000, 4000)], 0));
+        assert!(offer_ack(&mut p, 1, 1000, 2, &[(5000, 6000)], 0));
+        assert!(offer_ack(&mut p, 1, 1000, 3, &[(5000, 7000)], 0));
+        let mut n = 0;
+        p.service(100 * MS, |_| {
+            n += 1;
+            true
+        });
+        assert_eq!((n, p.stats.dropped_pkts), (3, 1));
+    }
+
     fn offer_from(p: &mut Pipe, host: u8, len: usize, now: Nanos) -> bool {
         let (slot, buf) = p.free_slot().expect("a free slot");
         buf[0] = 0x45;
@@ -1128,7 +1266,7 @@ mod tests {
             QueueSpec::Cake {
                 limit_pkts: Some(40),
                 limit_bytes: None,
-                cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), overhead: Some(40), atm: CakeAtm::Atm, ingress: true, ..Default::default() },
+                cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), overhead: Some(40), atm: CakeAtm::Atm, ingress: true, ack_filter: CakeAckFilter::Aggressive, ..Default::default() },
             },
         ];
         for queue in queues {

@@ -243,6 +243,20 @@ pub struct CakeSpec {
     /// bulk flows. Off (`egress`) by default.
     #[serde(default)]
     pub ingress: bool,
+    /// `ack-filter`: an arriving pure ACK may take out an older one of its flow that it makes
+    /// redundant; `aggressive` also the one just before it. `none` by default.
+    #[serde(default)]
+    pub ack_filter: CakeAckFilter,
+}
+
+/// CAKE's ACK filter (Linux `CAKE_ACK_*`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CakeAckFilter {
+    #[default]
+    None,
+    Filter,
+    Aggressive,
 }
 
 /// CAKE's link-layer cell framing (Linux `CAKE_ATM_*`): none (`noatm`), ATM's 53-byte cells with

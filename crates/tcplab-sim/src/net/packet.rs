@@ -43,6 +43,11 @@ impl Flags {
     pub const ECE: u8 = 4;
     /// TCP CWR (RFC 3168 §6.1.2): the sender's window was reduced; the first new segment after it.
     pub const CWR: u8 = 8;
+    /// A pure TCP ACK the testbed's router read from a real header (its packets are all
+    /// `Kind::Data`, whichever way they go), for CAKE's ACK filter.
+    pub const PURE_ACK: u8 = 16;
+    /// A TCP header with a flag besides ACK, ECE and CWR (the router's: PSH, FIN, RST, URG).
+    pub const OTHER_TCP: u8 = 32;
 }
 
 /// The IP header's ECN field (RFC 3168 §5): its two bits as IP carries them, which the router
@@ -174,6 +179,13 @@ impl Packet {
             ts_ecr_ns: 0,
             enq_ns: 0,
         }
+    }
+
+    /// A TCP acknowledgement that carries no data: the simulator's ACKs and the router's
+    /// [`Flags::PURE_ACK`] packets.
+    #[inline]
+    pub fn is_pure_ack(&self) -> bool {
+        self.kind == Kind::Ack || self.has(Flags::PURE_ACK)
     }
 
     #[inline]

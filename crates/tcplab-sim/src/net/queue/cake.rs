@@ -32,15 +32,18 @@
 //!   as if sent, since they crossed the shaped link before CAKE saw them; COBALT's target
 //!   becomes at least two MTU times per bulk flow.
 //!
-//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), `ack-filter`, `nat`, `wash`, GSO splitting, and the memory
+//! - The ACK filter (`ack_filter`): an arriving pure ACK may take out an older one of its flow
+//!   that it makes redundant (`cake_ack_filter`).
+//!
+//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), `autorate-ingress`, `nat`, `wash`, GSO splitting, and the memory
 //! limit (Linux counts each packet's `truesize`; tcplab's buffer counts packets or IP bytes).
 
 use std::collections::{HashMap, VecDeque};
 
 use super::droptail::DropTail;
-use crate::net::packet::Packet;
+use crate::net::packet::{Flags, Packet};
 use crate::rng::Rng;
-use crate::spec::{CakeAtm, CakeBandwidth, CakeSpec};
+use crate::spec::{CakeAckFilter, CakeAtm, CakeBandwidth, CakeSpec};
 use crate::time::Nanos;
 
 /// `psched_mtu` of an Ethernet device: 1500 + its 14-byte header.
@@ -51,6 +54,86 @@ const ETH_HEADER_BYTES: u32 = 14;
 /// A packet's length as CAKE counts it: its frame on an Ethernet device.
 fn frame_len(pkt: &Packet) -> u32 {
     pkt.size_bytes + ETH_HEADER_BYTES
+}
+
+/// `before(a, b)` of TCP's sequence space: `a` comes first, modulo 2^32.
+fn before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+/// `cake_tcph_sack_compare(a, b)`: −1 when `a` SACKs something `b` does not (or `a` carries a
+/// DSACK, a block below its ACK), 1 when `b` SACKs everything `a` does and more, 0 when they SACK
+/// the same. Blocks are compared in the packets' own units (segments in the simulator, bytes in
+/// the router), which gives the same order.
+fn sack_compare(a: &Packet, b: &Packet) -> i32 {
+    let (sa, sb) = (a.sack_blocks(), b.sack_blocks());
+    match (sa.is_empty(), sb.is_empty()) {
+        (false, true) => return -1,
+        (true, false) => return 1,
+        (true, true) => return 0,
+        (false, false) => {}
+    }
+    let bytes_b: u64 = sb.iter().map(|&(s, e)| e.wrapping_sub(s) as u64).sum();
+    let mut bytes_a = 0u64;
+    for &(start_a, end_a) in sa {
+        if before(start_a, a.ack) {
+            return -1;
+        }
+        bytes_a += end_a.wrapping_sub(start_a) as u64;
+        if !sb.iter().any(|&(start_b, end_b)| !before(start_a, start_b) && !before(end_b, end_a)) {
+            return -1;
+        }
+    }
+    i32::from(bytes_b > bytes_a)
+}
+
+/// `cake_tcph_may_drop`: `ack` has no flag but ACK, ECE and CWR, and its timestamps are no newer
+/// than the arriving ACK's (`new`).
+fn may_drop(ack: &Packet, new: &Packet) -> bool {
+    !ack.has(Flags::OTHER_TCP) && !ack.has(Flags::PUSH) && ack.ts_val_ns <= new.ts_val_ns && ack.ts_ecr_ns <= new.ts_ecr_ns
+}
+
+/// `cake_ack_filter`: the ACK the one just queued at the tail of `queue` makes redundant, if
+/// any: a pure ACK of the same flow (and direction) acknowledging no more, SACKing nothing the
+/// new one does not, with no newer timestamps and no other flags, where the new one tells
+/// something more. The one nearest the head goes, once a second such is found (ECN's ECE and
+/// CWR unchanged between them); `aggressive` also takes a lone one just before the new ACK.
+fn ack_to_filter(queue: &VecDeque<Packet>, aggressive: bool) -> Option<usize> {
+    const ECN_FLAGS: u8 = Flags::ECE | Flags::CWR;
+    let n = queue.len();
+    let new = queue.back()?;
+    if n < 2 || !new.is_pure_ack() {
+        return None;
+    }
+    let (mut elig, mut elig_flags, mut num_found) = (None, 0u8, 0i32);
+    for (i, c) in queue.iter().enumerate().take(n - 1) {
+        if !c.is_pure_ack() || c.flow != new.flow || c.dst != new.dst {
+            continue;
+        }
+        if elig.is_some() && c.flags & ECN_FLAGS != elig_flags {
+            elig = None;
+            num_found -= 1;
+        }
+        if !may_drop(c, new) || before(new.ack, c.ack) {
+            continue;
+        }
+        let cmp = sack_compare(c, new);
+        if cmp < 0 || (c.ack == new.ack && cmp == 0) {
+            continue;
+        }
+        if elig.is_none() {
+            elig = Some(i);
+            elig_flags = c.flags & ECN_FLAGS;
+        }
+        num_found += 1;
+        if num_found > 1 {
+            return elig;
+        }
+    }
+    match elig {
+        Some(e) if aggressive && e == n - 2 && elig_flags == new.flags & ECN_FLAGS => Some(e),
+        _ => None,
+    }
 }
 
 /// `cake_calc_overhead`'s settings: the link layer a packet is charged for.
@@ -277,6 +360,7 @@ pub struct Cake {
     /// `ingress`: packets dropped here have crossed the link being shaped already, so the shaper
     /// and the deficits count them too, and COBALT's target grows with the bulk flows.
     ingress: bool,
+    ack_filter: CakeAckFilter,
     /// Queues; which queue each flow's packets go to (modes with the flow bit), or each host or
     /// host pair's (the others: key (source + 1) << 32 | (destination + 1), 0 for a host left out).
     flows: Vec<Flow>,
@@ -308,6 +392,7 @@ pub struct Cake {
     pub(super) dropped: Vec<Packet>,
     cobalt_drops: u64,
     overlimit_drops: u64,
+    ack_drops: u64,
     marks: u64,
 }
 
@@ -344,6 +429,7 @@ impl Cake {
             flow_quantum,
             framing: Framing { overhead: spec.overhead, mpu: spec.mpu, atm: spec.atm },
             ingress: spec.ingress,
+            ack_filter: spec.ack_filter,
             flows: Vec::new(),
             by_flow: Vec::new(),
             by_hosts: HashMap::new(),
@@ -365,6 +451,7 @@ impl Cake {
             dropped: Vec::new(),
             cobalt_drops: 0,
             overlimit_drops: 0,
+            ack_drops: 0,
             marks: 0,
         }
     }
@@ -392,6 +479,11 @@ impl Cake {
     /// Packets dropped because an arrival took the queue over its limit.
     pub fn overlimit_drops(&self) -> u64 {
         self.overlimit_drops
+    }
+
+    /// Pure ACKs the ACK filter took out of the queue.
+    pub fn ack_drops(&self) -> u64 {
+        self.ack_drops
     }
 
     /// Dequeues the shaper refused.
@@ -485,7 +577,20 @@ impl Cake {
     /// head until under. `Err` hands back the first packet dropped (the rest wait in `dropped`).
     pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet, now: Nanos) -> Result<(), Packet> {
         fifo.hold(pkt.size_bytes);
-        self.add(pkt, now);
+        let k = self.add(pkt, now);
+        if self.ack_filter != CakeAckFilter::None {
+            if let Some(i) = ack_to_filter(&self.flows[k].pkts, self.ack_filter == CakeAckFilter::Aggressive) {
+                let ack = self.flows[k].pkts.remove(i).expect("a queued packet");
+                self.flows[k].bytes -= frame_len(&ack) as u64;
+                fifo.release(ack.size_bytes);
+                self.qlen -= 1;
+                self.ack_drops += 1;
+                if self.ingress {
+                    self.advance_shaper(self.framing.adjusted_len(&ack), true);
+                }
+                self.dropped.push(ack);
+            }
+        }
         let mut first = None;
         while fifo.over_limit() {
             // `cake_drop`: the queue with the most bytes (the first such on a tie).
@@ -516,7 +621,7 @@ impl Cake {
     /// The queueing half of `cake_enqueue`: the packet joins its queue, which joins the new
     /// list as a sparse flow if it was on none or decaying. Into an empty CAKE, it restarts a
     /// shaper whose time has passed from now (no credit for the idle time).
-    fn add(&mut self, pkt: Packet, now: Nanos) {
+    fn add(&mut self, pkt: Packet, now: Nanos) -> usize {
         if self.qlen == 0 && self.time_next_ns < now {
             self.time_next_ns = now;
             self.failsafe_next_ns = now;
@@ -546,6 +651,7 @@ impl Cake {
             }
             Set::Sparse | Set::Bulk => {}
         }
+        k
     }
 
     /// A packet that arrived to an empty queue and an idle link, past the shaper's time
@@ -903,6 +1009,83 @@ mod tests {
             let mut p9 = pkt(0, 0, 0);
             cobalt.should_drop(&p, 9 * NS_PER_MS, &mut p9, &mut rng, bulk_flows);
             assert_eq!(cobalt.dropping, over, "{bulk_flows} bulk flows");
+        }
+    }
+
+    /// A pure ACK of flow `flow` acknowledging `ack`, SACKing `sack`, stamped `ts`.
+    fn ack(flow: u32, ack: u32, sack: &[(u32, u32)], ts: Nanos) -> Packet {
+        let mut p = Packet::new(FlowId(flow), NodeId(0), Kind::Ack, 52);
+        p.ack = ack;
+        p.n_sack = sack.len() as u8;
+        p.sack[..sack.len()].copy_from_slice(sack);
+        p.ts_val_ns = ts;
+        p.ts_ecr_ns = ts;
+        p
+    }
+
+    #[test]
+    fn the_ack_filter_takes_out_the_acks_a_newer_one_makes_redundant() {
+        let filter = |queue: &[Packet], aggressive: bool| ack_to_filter(&queue.iter().copied().collect(), aggressive);
+        let (a10, a11, a12) = (ack(0, 10, &[], 1), ack(0, 11, &[], 2), ack(0, 12, &[], 3));
+        // Two older ACKs the new one covers: the one nearest the head goes.
+        assert_eq!(filter(&[a10, a11, a12], false), Some(0));
+        // One: only the aggressive filter takes it, and only when it is just before the new one.
+        assert_eq!(filter(&[a10, a12], false), None);
+        assert_eq!(filter(&[a10, a12], true), Some(0));
+        let data = Packet::new(FlowId(0), NodeId(0), Kind::Data, 1500);
+        assert_eq!(filter(&[a10, data, a12], true), None);
+        assert_eq!(filter(&[a10, data, a11, a12], false), Some(0));
+        // Another flow's ACKs, a data packet as the newcomer, and a newcomer alone: nothing.
+        assert_eq!(filter(&[ack(1, 10, &[], 1), ack(1, 11, &[], 2), a12], false), None);
+        assert_eq!(filter(&[a10, a11, data], false), None);
+        assert_eq!(filter(&[a12], true), None);
+        // An older ACK that acknowledges more (reordered), or has a newer timestamp: kept.
+        assert_eq!(filter(&[ack(0, 13, &[], 1), a11, a12], false), None);
+        assert_eq!(filter(&[ack(0, 10, &[], 9), a11, a12], false), None);
+        // ECE or another flag on the older ACK: kept. ECE changing between two candidates
+        // starts the count again.
+        let mut ece = a10;
+        ece.set_flag(Flags::ECE, true);
+        assert_eq!(filter(&[ece, a11, a12], false), None);
+        let mut fin = a10;
+        fin.set_flag(Flags::OTHER_TCP, true);
+        assert_eq!(filter(&[fin, a11, a12], true), Some(1));
+
+        // SACK: the same cumulative ACK with the same blocks tells nothing more; a block the new
+        // ACK does not cover (a hole it no longer reports) keeps the old one; more SACKed in
+        // blocks that cover the old ones makes it redundant; a DSACK (below the ACK) is kept.
+        let s = |blocks: &[(u32, u32)], ts| ack(0, 10, blocks, ts);
+        assert_eq!(filter(&[s(&[(12, 13)], 1), s(&[(12, 13)], 2), s(&[(12, 13)], 3)], false), None);
+        assert_eq!(filter(&[s(&[(12, 13)], 1), s(&[(12, 14)], 2), s(&[(12, 15)], 3)], false), Some(0));
+        assert_eq!(filter(&[s(&[(20, 21)], 1), s(&[(12, 14)], 2), s(&[(12, 15)], 3)], true), Some(1));
+        assert_eq!(filter(&[s(&[(12, 14)], 1), s(&[(12, 15)], 2), s(&[], 3)], true), None);
+        assert_eq!(filter(&[s(&[(12, 14)], 1), s(&[(12, 15), (16, 17)], 3)], true), Some(0));
+        assert_eq!(filter(&[s(&[(12, 15)], 1), s(&[(12, 14), (16, 17)], 3)], true), None);
+        assert_eq!(filter(&[s(&[(8, 9)], 1), s(&[(12, 14)], 3)], true), None);
+        // Sequence numbers wrap (the router's are bytes from a random start).
+        assert_eq!(filter(&[ack(0, u32::MAX - 5, &[], 1), ack(0, u32::MAX, &[], 2), ack(0, 3, &[], 3)], false), Some(0));
+
+        // In CAKE: three ACKs of a flow queue as two, the filter's drop counted and handed out
+        // (and with `ingress`, charged to the shaper).
+        for ingress in [false, true] {
+            let spec = CakeSpec {
+                ack_filter: CakeAckFilter::Filter,
+                ingress,
+                bandwidth: CakeBandwidth::RateBps(10_000_000),
+                flow_mode: CakeFlowMode::Flows,
+                ..CakeSpec::default()
+            };
+            let mut c = cake_with(spec, 1_000_000_000);
+            let mut q = DropTail::new(Some(100), None);
+            for a in [a10, a11, a12] {
+                c.enqueue(&mut q, a, 0).unwrap();
+            }
+            assert_eq!((c.ack_drops(), q.len_pkts(), c.qlen), (1, 2, 2));
+            assert_eq!(c.dropped.iter().map(|p| p.ack).collect::<Vec<_>>(), vec![10]);
+            // 10 Mb/s: 66 bytes take 52.8 µs.
+            assert_eq!(c.time_next_ns, if ingress { 52_800 } else { 0 });
+            let out: Vec<u32> = std::iter::from_fn(|| c.dequeue(&mut q, 1_000_000_000)).map(|p| p.ack).collect();
+            assert_eq!(out, vec![11, 12]);
         }
     }
 
