@@ -525,20 +525,13 @@ class Cake(_Model):
     )
 
     def engine(self) -> dict[str, Any]:
-        """The engine spec's ``cake`` table (overhead compensation only where it is set)."""
+        """The engine spec's ``cake`` table; the keys after ``bandwidth`` only where they are set
+        (the engine's defaults are Linux's)."""
         bandwidth = {"rate_bps": self.bandwidth.bps} if isinstance(self.bandwidth, Rate) else self.bandwidth
-        spec: dict[str, Any] = {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": bandwidth}
-        if self.overhead is not None:
-            spec["overhead"] = self.overhead
-        if self.mpu is not None:
-            spec["mpu"] = self.mpu
-        if self.atm is not None:
-            spec["atm"] = "none" if self.atm == "noatm" else self.atm
-        if self.ingress is not None:
-            spec["ingress"] = self.ingress
-        if self.ack_filter is not None:
-            spec["ack_filter"] = self.ack_filter
-        return spec
+        atm = "none" if self.atm == "noatm" else self.atm
+        optional = {"overhead": self.overhead, "mpu": self.mpu, "atm": atm, "ingress": self.ingress, "ack_filter": self.ack_filter}
+        spec = {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": bandwidth}
+        return spec | {key: value for key, value in optional.items() if value is not None}
 
 
 QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq", "cake"]

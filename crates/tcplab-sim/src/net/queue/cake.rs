@@ -162,6 +162,7 @@ impl Framing {
         }
     }
 }
+
 /// Entries of `cobalt_rec_inv_sqrt_cache`.
 const REC_INV_SQRT_CACHE: usize = 16;
 
