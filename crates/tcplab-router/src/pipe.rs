@@ -1248,7 +1248,9 @@ mod tests {
     /// Every discipline, offered more than the link carries by two sources in bursts and serviced
     /// at irregular times (late wake-ups included): each packet leaves at most once, with its own
     /// bytes, in the order its source sent it, and every slot comes back. A slot freed while its
-    /// packet still waits would let a later arrival's bytes leave in that packet's place.
+    /// packet still waits would let a later arrival's bytes leave in that packet's place. CAKE
+    /// with the ACK filter gets pure TCP ACKs (numbered by their acknowledgement numbers) through
+    /// a 0.2-Mb/s shaper, so that it filters queued ACKs.
     #[test]
     fn every_discipline_sends_each_packet_once_in_order_and_frees_every_slot() {
         let queues = [
@@ -1266,11 +1268,15 @@ mod tests {
             QueueSpec::Cake {
                 limit_pkts: Some(40),
                 limit_bytes: None,
-                cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), overhead: Some(40), atm: CakeAtm::Atm, ingress: true, ack_filter: CakeAckFilter::Aggressive, ..Default::default() },
+                cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(200_000), overhead: Some(40), atm: CakeAtm::Atm, ingress: true, ack_filter: CakeAckFilter::Aggressive, ..Default::default() },
             },
         ];
         for queue in queues {
             let name = format!("{queue:?}");
+            let acks = matches!(&queue, QueueSpec::Cake { cake, .. } if cake.ack_filter != CakeAckFilter::None);
+            // Where each packet carries its number: an ACK's acknowledgement number, else the
+            // bytes after the IP header.
+            let (tag_at, len) = if acks { (28, 40) } else { (20, 1500) };
             let mut p = aqm_pipe(queue);
             let mut rng = Rng::stream(7, Stream::Queue, 1);
             let mut next = [0u32; 2];
@@ -1278,7 +1284,7 @@ mod tests {
             let (mut sent, mut offered, mut now) = (0u64, 0u64, 0);
             let check = |b: &[u8], last_out: &mut [Option<u32>; 2]| {
                 let source = usize::from(b[14] - 1);
-                let tag = u32::from_be_bytes(b[20..24].try_into().unwrap());
+                let tag = u32::from_be_bytes(b[tag_at..tag_at + 4].try_into().unwrap());
                 assert!(last_out[source].map_or(true, |l| tag > l), "{name}: source {source} sent {tag} after {:?}", last_out[source]);
                 last_out[source] = Some(tag);
             };
@@ -1296,10 +1302,17 @@ mod tests {
                     let Some((slot, buf)) = p.free_slot() else { break };
                     buf[0] = 0x45;
                     buf[12..16].copy_from_slice(&[10, 10, host, 2]);
-                    buf[20..24].copy_from_slice(&next[usize::from(host - 1)].to_be_bytes());
+                    if acks {
+                        // IPv4 total length 40, TCP, ports 5201 -> 40000, ACK only, no options.
+                        buf[2..4].copy_from_slice(&40u16.to_be_bytes());
+                        buf[9] = 6;
+                        buf[20..24].copy_from_slice(&[0x14, 0x51, 0x9c, 0x40]);
+                        buf[32..34].copy_from_slice(&[0x50, 0x10]);
+                    }
+                    buf[tag_at..tag_at + 4].copy_from_slice(&next[usize::from(host - 1)].to_be_bytes());
                     next[usize::from(host - 1)] += 1;
                     offered += 1;
-                    p.arrive(slot, 1500, now + k * 50_000);
+                    p.arrive(slot, len, now + k * 50_000);
                 }
             }
             p.service(now + 10_000 * MS, |b| {
@@ -1308,6 +1321,10 @@ mod tests {
                 true
             });
             assert_eq!(sent + p.stats.dropped_pkts, offered, "{name}: sent {sent}, dropped {}", p.stats.dropped_pkts);
+            if acks {
+                let filtered = p.queue.cake().map_or(0, |c| c.ack_drops());
+                assert!(filtered > 1000 && filtered <= p.stats.dropped_pkts, "{name}: {filtered} filtered of {} dropped", p.stats.dropped_pkts);
+            }
             assert_eq!(p.free.len(), 256, "{name}: every slot free again");
         }
     }
