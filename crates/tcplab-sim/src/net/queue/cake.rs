@@ -586,9 +586,7 @@ impl Cake {
                 fifo.release(ack.size_bytes);
                 self.qlen -= 1;
                 self.ack_drops += 1;
-                if self.ingress {
-                    self.advance_shaper(self.framing.adjusted_len(&ack), true);
-                }
+                self.ingress_drop(&ack);
                 self.dropped.push(ack);
             }
         }
@@ -605,9 +603,7 @@ impl Cake {
             let Some(out) = f.pkts.pop_front() else { break };
             f.bytes -= frame_len(&out) as u64;
             f.cobalt.queue_full(&self.params, now);
-            if self.ingress {
-                self.advance_shaper(self.framing.adjusted_len(&out), true);
-            }
+            self.ingress_drop(&out);
             fifo.release(out.size_bytes);
             self.qlen -= 1;
             self.overlimit_drops += 1;
@@ -762,19 +758,32 @@ impl Cake {
                     if self.ingress {
                         // The dropped packet is charged as if sent (but for the failsafe), and the
                         // choice of queue starts again.
-                        let len = self.framing.adjusted_len(&pkt);
-                        self.flows[k].deficit -= len as i32;
-                        self.advance_shaper(len, true);
+                        self.charge(k, &pkt, true);
                         self.dropped.push(pkt);
                         continue 'retry;
                     }
                     self.dropped.push(pkt);
                 };
-                let len = self.framing.adjusted_len(&pkt);
-                self.flows[k].deficit -= len as i32;
-                self.advance_shaper(len, false);
+                self.charge(k, &pkt, false);
                 return Some(pkt);
             }
+        }
+    }
+
+    /// A packet queue `k` hands out (or, with `ingress`, COBALT drops) is charged its length, to
+    /// the queue's deficit and the shaper (Linux: `len = cake_advance_shaper(...)`, then
+    /// `flow->deficit -= len`).
+    fn charge(&mut self, k: usize, pkt: &Packet, dropped: bool) {
+        let len = self.framing.adjusted_len(pkt);
+        self.flows[k].deficit -= len as i32;
+        self.advance_shaper(len, dropped);
+    }
+
+    /// A packet dropped from a queue (the overflow's, the ACK filter's): with `ingress` it has
+    /// used the shaped link, so the shaper is charged for it.
+    fn ingress_drop(&mut self, pkt: &Packet) {
+        if self.ingress {
+            self.advance_shaper(self.framing.adjusted_len(pkt), true);
         }
     }
 
