@@ -157,6 +157,13 @@ def seen_rows(capture: pd.DataFrame, point: CapturePoint) -> tuple[np.ndarray, n
     return order, t[order]
 
 
+def _tos(cols: dict[str, Any], i: int) -> int:
+    """Row ``i``'s IP TOS byte: its DSCP in the six high bits, its ECN field in the two low ones."""
+    dscp = int(cols["dscp"][i]) if "dscp" in cols else 0
+    ecn = int(cols["ecn"][i]) if "ecn" in cols else 0
+    return (dscp << 2 | ecn) & 0xFF
+
+
 def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> tuple[list[bytes], np.ndarray]:
     """The IPv4 packets (bytes) seen at ``point`` and their times in ns."""
     import dpkt
@@ -247,7 +254,7 @@ def packets(scenario: Scenario, capture: pd.DataFrame, point: CapturePoint) -> t
         tcp.opts = opts
         tcp.off = (20 + len(opts)) // 4
         ip = dpkt.ip.IP(src=ip_src, dst=ip_dst, p=dpkt.ip.IP_PROTO_TCP, ttl=64, id=len(out) & 0xFFFF, data=tcp)
-        ip.tos = int(cols["ecn"][i]) & 0b11 if "ecn" in cols else 0
+        ip.tos = _tos(cols, i)
         ip.len = 20 + len(tcp)
         raw = bytes(ip)  # dpkt fills in the IP and TCP checksums
         size = int(cols["size_bytes"][i])
@@ -280,7 +287,7 @@ def _udp_packets(dpkt: Any, spec: dict[str, Any], capture: pd.DataFrame, point: 
         udp = dpkt.udp.UDP(sport=CLIENT_PORT_BASE + f, dport=SERVER_PORT, data=payload)
         udp.ulen = 8 + len(payload)
         ip = dpkt.ip.IP(src=addr[fs["src"]], dst=addr[fs["dst"]], p=dpkt.ip.IP_PROTO_UDP, ttl=64, id=len(out) & 0xFFFF, data=udp)
-        ip.tos = int(cols["ecn"][i]) & 0b11 if "ecn" in cols else 0
+        ip.tos = _tos(cols, i)
         ip.len = 20 + len(udp)
         raw = bytes(ip)  # dpkt fills in the IP and UDP checksums
         if len(raw) != size:
@@ -362,7 +369,7 @@ def _dccp_packets(dpkt: Any, spec: dict[str, Any], capture: pd.DataFrame, point:
         else:  # pragma: no cover - a DCCP flow sends nothing else
             raise ValueError(f"packet kind {kind} is not DCCP")
         ip = dpkt.ip.IP(src=ip_src, dst=ip_dst, p=IP_PROTO_DCCP, ttl=64, id=len(out) & 0xFFFF, data=dccp)
-        ip.tos = int(cols["ecn"][i]) & 0b11
+        ip.tos = _tos(cols, i)
         ip.len = 20 + len(dccp)
         raw = bytes(ip)  # dpkt fills in the IP checksum
         if len(raw) != size:

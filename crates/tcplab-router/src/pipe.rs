@@ -159,13 +159,19 @@ pub fn ipv4_source(packet: &[u8]) -> Option<u32> {
     }
 }
 
+/// The TOS byte of an IPv4 packet, its DS field: the DSCP and the ECN field (0 for anything
+/// else).
+pub fn ipv4_tos(packet: &[u8]) -> u8 {
+    if packet.len() >= 20 && packet[0] >> 4 == 4 {
+        packet[1]
+    } else {
+        0
+    }
+}
+
 /// The ECN field of an IPv4 packet (RFC 3168 §5: the low two bits of the TOS byte).
 pub fn ipv4_ecn(packet: &[u8]) -> Ecn {
-    if packet.len() >= 20 && packet[0] >> 4 == 4 {
-        Ecn::from_bits(packet[1])
-    } else {
-        Ecn::NOT_ECT
-    }
+    Ecn::from_bits(ipv4_tos(packet))
 }
 
 /// For CAKE's ACK filter: the TCP header of an IPv4 packet read into `pkt`. A pure ACK (the
@@ -391,7 +397,7 @@ impl Pipe {
         let flow = source.and_then(|a| self.stats.source_index(a)).unwrap_or(self.stats.sources.capacity());
         let mut pkt = Packet::new(FlowId(flow as u32), NodeId(0), Kind::Data, len as u32);
         pkt.seq = slot; // the packet's bytes live in slab slot `seq`
-        pkt.ecn = ipv4_ecn(&self.slab[start..start + len]);
+        pkt.tos = ipv4_tos(&self.slab[start..start + len]);
         if self.read_acks {
             read_tcp_ack(&self.slab[start..start + len], &mut pkt);
         }
@@ -444,7 +450,7 @@ impl Pipe {
             }
             // CoDel may have dropped every packet left.
             let Some(pkt) = pkt else { continue };
-            if pkt.ecn == Ecn::CE {
+            if pkt.ecn() == Ecn::CE {
                 self.write_ce(pkt.seq);
             }
             let start = start_at.max(pkt.enq_ns);
@@ -942,6 +948,30 @@ mod tests {
             true
         });
         assert_eq!((n, p.stats.dropped_pkts), (3, 1));
+    }
+
+    /// CAKE's tins in the router: each packet's DSCP is read from its TOS byte (diffserv3: CS1 to
+    /// bulk, EF to voice), and the byte leaves as it came.
+    #[test]
+    fn cakes_tins_read_the_dscp_of_the_real_packets() {
+        let mut p = aqm_pipe(QueueSpec::Cake { limit_pkts: Some(100), limit_bytes: None, cake: CakeSpec::default() });
+        let sent: [u8; 4] = [0x00, 8 << 2, 46 << 2 | 0b10, 46 << 2];
+        for (host, &tos) in sent.iter().enumerate() {
+            let (slot, buf) = p.free_slot().expect("a free slot");
+            buf[0] = 0x45;
+            buf[1] = tos;
+            buf[12..16].copy_from_slice(&[10, 10, host as u8 + 1, 2]);
+            assert!(p.arrive(slot, 1500, 0));
+        }
+        let mut out = Vec::new();
+        p.service(100 * MS, |b| {
+            out.push(b[1]);
+            true
+        });
+        let c = p.queue.cake().expect("a CAKE");
+        assert_eq!((0..c.tin_count()).map(|t| c.tin_sent(t).0).collect::<Vec<_>>(), vec![1, 1, 2]);
+        out.sort_unstable();
+        assert_eq!(out, vec![0x00, 8 << 2, 46 << 2, 46 << 2 | 0b10]);
     }
 
     fn offer_from(p: &mut Pipe, host: u8, len: usize, now: Nanos) -> bool {

@@ -21,6 +21,7 @@ struct Row {
     kind: u8,
     flags: u8,
     ecn: u8,
+    dscp: u8,
     lost: bool,
     n_sack: u8,
     size_bytes: u32,
@@ -67,7 +68,8 @@ impl Capture {
             link: l.0,
             kind: pkt.kind as u8,
             flags: pkt.flags,
-            ecn: pkt.ecn.bits(),
+            ecn: pkt.ecn().bits(),
+            dscp: pkt.dscp(),
             lost,
             n_sack: pkt.n_sack,
             size_bytes: pkt.size_bytes,
@@ -104,6 +106,8 @@ impl Capture {
         t.push("cwr", col(&|r| u64::from(r.flags & Flags::CWR != 0)));
         // The IP header's two ECN bits (RFC 3168 §5): 0 not ECN-capable, 2 ECT(0), 3 CE.
         t.push("ecn", col(&|r| r.ecn as u64));
+        // The DSCP (RFC 2474): the DS field's six high bits.
+        t.push("dscp", col(&|r| r.dscp as u64));
         t.push("lost", col(&|r| r.lost as u64));
         t
     }

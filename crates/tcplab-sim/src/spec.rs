@@ -196,9 +196,9 @@ pub enum QueueSpec {
         #[serde(default)]
         fq_pie: FqPieSpec,
     },
-    /// CAKE as Linux's `sch_cake` with one tin (`besteffort`; `docs/queues/cake.md`): a queue
-    /// per flow (or host) with COBALT, served by DRR++ with host isolation; the limit is shared
-    /// and drops from the fattest queue's head.
+    /// CAKE as Linux's `sch_cake` (`docs/queues/cake.md`): tins by DSCP, in each a queue per
+    /// flow (or host) with COBALT, served by DRR++ with host isolation; the limit is shared and
+    /// drops from the fattest queue's head.
     Cake {
         #[serde(default)]
         limit_pkts: Option<u64>,
@@ -209,7 +209,7 @@ pub enum QueueSpec {
     },
 }
 
-/// CAKE's parameters, defaults those of Linux's `sch_cake` (`tc qdisc add ... cake besteffort`).
+/// CAKE's parameters, defaults those of Linux's `sch_cake` (`tc qdisc add ... cake`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CakeSpec {
@@ -247,6 +247,22 @@ pub struct CakeSpec {
     /// redundant; `aggressive` also the one just before it. `none` by default.
     #[serde(default)]
     pub ack_filter: CakeAckFilter,
+    /// The tins and which DSCP goes to which (Linux's default `diffserv3`: bulk for CS1 and LE,
+    /// voice for EF, VA, CS6, CS7 …, best effort for the rest); `besteffort` is one tin.
+    #[serde(default)]
+    pub diffserv: CakeDiffserv,
+}
+
+/// CAKE's tin modes (Linux `CAKE_DIFFSERV_*`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CakeDiffserv {
+    Besteffort,
+    Precedence,
+    Diffserv8,
+    Diffserv4,
+    #[default]
+    Diffserv3,
 }
 
 /// CAKE's ACK filter (Linux `CAKE_ACK_*`).
@@ -706,6 +722,14 @@ impl FlowSpec {
             FlowSpec::Dccp(d) => (d.src, d.dst),
         }
     }
+    /// The DSCP its data packets carry.
+    pub fn dscp(&self) -> u8 {
+        match self {
+            FlowSpec::Tcp(t) => t.dscp,
+            FlowSpec::Cbr(c) => c.dscp,
+            FlowSpec::Dccp(d) => d.dscp,
+        }
+    }
     pub fn start_stop(&self) -> (Nanos, Option<Nanos>) {
         match self {
             FlowSpec::Tcp(t) => (t.start_ns, t.stop_ns),
@@ -751,6 +775,10 @@ pub enum Recovery {
 pub struct TcpSpec {
     pub src: u32,
     pub dst: u32,
+    /// The DSCP of the flow's data packets (RFC 2474; 0 best effort, 46 EF, 8 CS1 …), as
+    /// `iperf3 --dscp` marks them: the handshake and the receiver's ACKs stay at 0.
+    #[serde(default)]
+    pub dscp: u8,
     #[serde(default)]
     pub start_ns: Nanos,
     #[serde(default)]
@@ -903,6 +931,10 @@ impl TcpSpec {
 pub struct CbrSpec {
     pub src: u32,
     pub dst: u32,
+    /// The DSCP of the flow's data packets (RFC 2474; 0 best effort, 46 EF, 8 CS1 …), as
+    /// `iperf3 --dscp` marks them: the handshake and the receiver's ACKs stay at 0.
+    #[serde(default)]
+    pub dscp: u8,
     #[serde(default)]
     pub start_ns: Nanos,
     #[serde(default)]
@@ -928,6 +960,10 @@ fn default_cbr_size() -> u32 {
 pub struct DccpSpec {
     pub src: u32,
     pub dst: u32,
+    /// The DSCP of the flow's data packets (RFC 2474; 0 best effort, 46 EF, 8 CS1 …), as
+    /// `iperf3 --dscp` marks them: the handshake and the receiver's ACKs stay at 0.
+    #[serde(default)]
+    pub dscp: u8,
     #[serde(default)]
     pub start_ns: Nanos,
     #[serde(default)]
@@ -1335,6 +1371,9 @@ impl Spec {
             }
             if dst >= n || dst == src {
                 return Err(SpecError::new(format!("flows[{i}].dst"), dst, format!("a node index below {n}, not the flow's source")));
+            }
+            if f.dscp() > 63 {
+                return Err(SpecError::new(format!("flows[{i}].dscp"), f.dscp(), "0 to 63 (the DS field's six bits)"));
             }
             let (start, stop) = f.start_stop();
             if let Some(stop) = stop {

@@ -296,7 +296,7 @@ fn host_stall_settings_are_checked() {
 /// How long after its due time each packet of a 100-packet/s CBR source at sender 0 enters its
 /// access link, µs, over `secs` seconds (a packet every 10 ms: no packet waits behind another).
 fn cbr_host_delays_us(stall_ns: u64, prob: f64, jitter_ns: u64, secs: u64) -> Vec<f64> {
-    let cbr = FlowSpec::Cbr(CbrSpec { src: 0, dst: 1, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, 800_000)], random: false });
+    let cbr = FlowSpec::Cbr(CbrSpec { src: 0, dst: 1, dscp: 0, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, 800_000)], random: false });
     let mut spec = dumbbell(10_000_000, 20 * MS, 100, vec![cbr], secs * S);
     spec.host_stall_ns = stall_ns;
     spec.host_stall_prob = prob;

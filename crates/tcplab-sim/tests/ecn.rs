@@ -37,7 +37,7 @@ fn ece(ack: u32) -> Packet {
 fn ece_reduces_the_window_once_per_window_and_the_next_segment_carries_cwr() {
     let (mut s, mut out) = sender(true, true);
     assert_eq!(out.len(), 10);
-    assert!(out.iter().all(|p| p.ecn == Ecn::ECT0 && !p.has(Flags::CWR)), "new data is ECT(0)");
+    assert!(out.iter().all(|p| p.ecn() == Ecn::ECT0 && !p.has(Flags::CWR)), "new data is ECT(0)");
     out.clear();
     let mut now = 100 * MS;
     s.on_ack(&ece(1), now, &mut out);
@@ -52,7 +52,7 @@ fn ece_reduces_the_window_once_per_window_and_the_next_segment_carries_cwr() {
     assert_eq!(s.tp.snd_cwnd, 5, "cwnd {} after the window's ACKs", s.tp.snd_cwnd);
     let cwr: Vec<u32> = out.iter().filter(|p| p.has(Flags::CWR)).map(|p| p.seq).collect();
     assert_eq!(cwr, vec![10], "CWR on the first new segment only");
-    assert!(out.iter().all(|p| p.ecn == Ecn::ECT0));
+    assert!(out.iter().all(|p| p.ecn() == Ecn::ECT0));
     assert!(out.len() <= 5, "PRR sent {} during the reduction", out.len());
     // The answer to segment 10 (above the reduction's start, snd_nxt 10) ends it at ssthresh.
     now += 40 * MS;
@@ -81,7 +81,7 @@ fn without_prr_ece_halves_cwnd_at_once() {
 #[test]
 fn without_ecn_data_is_not_ect_and_ece_is_ignored() {
     let (mut s, mut out) = sender(false, true);
-    assert!(out.iter().all(|p| p.ecn == Ecn::NOT_ECT));
+    assert!(out.iter().all(|p| p.ecn() == Ecn::NOT_ECT));
     s.on_ack(&ece(1), 100 * MS, &mut out);
     assert_eq!((s.ca_state(), s.tp.snd_ssthresh, s.stats.ecn_reductions), (CaState::Open, 10, 0));
 }
@@ -89,7 +89,7 @@ fn without_ecn_data_is_not_ect_and_ece_is_ignored() {
 fn data(seq: u32, ecn: Ecn, cwr: bool) -> Packet {
     let mut p = Packet::new(FlowId(0), NodeId(1), Kind::Data, 1500);
     p.seq = seq;
-    p.ecn = ecn;
+    p.set_ecn(ecn);
     p.set_flag(Flags::CWR, cwr);
     p
 }

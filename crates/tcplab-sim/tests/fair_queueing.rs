@@ -13,7 +13,7 @@ const BUFFER: u64 = 64;
 const FAIR_32: f64 = 10.0 / 32.0;
 
 fn cbr(src: u32, dst: u32, rate_bps: u64) -> FlowSpec {
-    FlowSpec::Cbr(CbrSpec { src, dst, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, rate_bps)], random: false })
+    FlowSpec::Cbr(CbrSpec { src, dst, dscp: 0, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, rate_bps)], random: false })
 }
 
 fn queue(kind: &str) -> QueueSpec {

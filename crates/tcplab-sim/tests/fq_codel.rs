@@ -9,7 +9,7 @@ use tcplab_sim::spec::{CbrSpec, FlowSpec, FqCodelSpec, QueueSpec, Spec};
 /// Two CUBIC flows and a 0.2 Mb/s stream of 200-byte packets on 20 Mb/s, 40 ms, 30 s.
 fn bulk_and_sparse(queue: QueueSpec) -> Spec {
     let cubic = |pair: u32, start_ns: u64| FlowSpec::Tcp(pair_flow(pair, 3, "cubic", start_ns));
-    let sparse = CbrSpec { src: 2, dst: 5, start_ns: 2 * S, stop_ns: None, packet_bytes: 200, schedule: vec![(2 * S, 200_000)], random: false };
+    let sparse = CbrSpec { src: 2, dst: 5, dscp: 0, start_ns: 2 * S, stop_ns: None, packet_bytes: 200, schedule: vec![(2 * S, 200_000)], random: false };
     let flows = vec![cubic(0, 0), cubic(1, S), FlowSpec::Cbr(sparse)];
     with_queue(dumbbell(20_000_000, 40 * MS, 500, flows, 30 * S), queue)
 }

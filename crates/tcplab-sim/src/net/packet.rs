@@ -135,8 +135,10 @@ pub struct Packet {
     pub kind: Kind,
     /// One-bit marks ([`Flags`]): a retransmission, and TCP's PSH, ECE and CWR.
     pub flags: u8,
-    /// The IP header's ECN field (RFC 3168 §5).
-    pub ecn: Ecn,
+    /// The IP header's DS field, as IP carries it: the DSCP in the six high bits (RFC 2474), the
+    /// ECN field in the two low ones (RFC 3168 §5). Read and set through `ecn`/`set_ecn` and
+    /// `dscp`/`set_dscp`.
+    pub tos: u8,
     /// Number of valid entries in `sack` (TCP) or Ack Vector runs (DCCP-Ack).
     pub n_sack: u8,
     /// IP packet size (what a link serialises).
@@ -169,7 +171,7 @@ impl Packet {
             dst,
             kind,
             flags: 0,
-            ecn: Ecn::NOT_ECT,
+            tos: 0,
             n_sack: 0,
             size_bytes,
             seq: 0,
@@ -207,11 +209,33 @@ impl Packet {
     /// a packet that is not ECN-capable, which the AQM then drops; true for one already marked.
     #[inline]
     pub fn mark_ce(&mut self) -> bool {
-        if self.ecn == Ecn::NOT_ECT {
+        if self.ecn() == Ecn::NOT_ECT {
             return false;
         }
-        self.ecn = Ecn::CE;
+        self.set_ecn(Ecn::CE);
         true
+    }
+
+    /// The ECN field.
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        Ecn::from_bits(self.tos)
+    }
+
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.tos = self.tos & !0b11 | ecn.bits();
+    }
+
+    /// The DSCP, 0–63 (0 best effort).
+    #[inline]
+    pub fn dscp(&self) -> u8 {
+        self.tos >> 2
+    }
+
+    #[inline]
+    pub fn set_dscp(&mut self, dscp: u8) {
+        self.tos = (dscp << 2) | self.tos & 0b11;
     }
 
     /// TCP ACK: the receive window it advertises, bytes from `ack` (its window field times the

@@ -43,7 +43,7 @@ use std::collections::{HashMap, VecDeque};
 use super::droptail::DropTail;
 use crate::net::packet::{Flags, Packet};
 use crate::rng::Rng;
-use crate::spec::{CakeAckFilter, CakeAtm, CakeBandwidth, CakeSpec};
+use crate::spec::{CakeAckFilter, CakeAtm, CakeBandwidth, CakeDiffserv, CakeSpec};
 use crate::time::Nanos;
 
 /// `psched_mtu` of an Ethernet device: 1500 + its 14-byte header.
@@ -352,24 +352,112 @@ struct Flow {
     dsthost: u32,
 }
 
+/// `precedence`: the tin is the IP precedence, the DSCP's three high bits.
+const PRECEDENCE: [u8; 64] = {
+    let mut t = [0; 64];
+    let mut d = 0;
+    while d < 64 {
+        t[d] = (d >> 3) as u8;
+        d += 1;
+    }
+    t
+};
+
+/// `diffserv8`: 0 background (LE), 1 high throughput (CS1, AF1x, TOS2), 2 best effort, 3 video
+/// (AF3x, AF4x, CS3), 4 low-latency transactions (AF2x, TOS4), 5 interactive shell (CS2),
+/// 6 minimum latency (EF, VA, CS4, CS5), 7 network control (CS6, CS7).
+#[rustfmt::skip]
+const DIFFSERV8: [u8; 64] = [
+    2, 0, 1, 2, 4, 2, 2, 2,
+    1, 2, 1, 2, 1, 2, 1, 2,
+    5, 2, 4, 2, 4, 2, 4, 2,
+    3, 2, 3, 2, 3, 2, 3, 2,
+    6, 2, 3, 2, 3, 2, 3, 2,
+    6, 2, 2, 2, 6, 2, 6, 2,
+    7, 2, 2, 2, 2, 2, 2, 2,
+    7, 2, 2, 2, 2, 2, 2, 2,
+];
+
+/// `diffserv4`: 0 best effort, 1 bulk (LE, CS1), 2 video (AF2x–AF4x, CS2, CS3, TOS4),
+/// 3 voice (EF, VA, CS4–CS7).
+#[rustfmt::skip]
+const DIFFSERV4: [u8; 64] = [
+    0, 1, 0, 0, 2, 0, 0, 0,
+    1, 0, 0, 0, 0, 0, 0, 0,
+    2, 0, 2, 0, 2, 0, 2, 0,
+    2, 0, 2, 0, 2, 0, 2, 0,
+    3, 0, 2, 0, 2, 0, 2, 0,
+    3, 0, 0, 0, 3, 0, 3, 0,
+    3, 0, 0, 0, 0, 0, 0, 0,
+    3, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// `diffserv3`: 0 best effort, 1 bulk (LE, CS1), 2 voice (EF, VA, CS6, CS7, TOS4).
+#[rustfmt::skip]
+const DIFFSERV3: [u8; 64] = [
+    0, 1, 0, 0, 2, 0, 0, 0,
+    1, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 2, 0, 2, 0,
+    2, 0, 0, 0, 0, 0, 0, 0,
+    2, 0, 0, 0, 0, 0, 0, 0,
+];
+
+const BESTEFFORT: [u8; 64] = [0; 64];
+
+/// The tins of a mode (`cake_config_*`): the DSCP-to-tin table, and each tin's share of the
+/// rate (its threshold, numerator over 2^shift) and its quantum for sharing without a rate.
+fn tins_of(mode: CakeDiffserv, rate: u64) -> (&'static [u8; 64], Vec<(u64, u16)>) {
+    // Precedence and diffserv8: each tin has 7/8 of the rate and the quantum of the one below.
+    let sevenths = |n: usize, quantum: u32| {
+        let (mut r, mut q) = (rate, quantum);
+        (0..n).map(|_| {
+            let tin = (r, q.max(1) as u16);
+            (r, q) = (r * 7 >> 3, q * 7 >> 3);
+            tin
+        }).collect()
+    };
+    match mode {
+        CakeDiffserv::Besteffort => (&BESTEFFORT, vec![(rate, 65535)]),
+        CakeDiffserv::Precedence => (&PRECEDENCE, sevenths(8, 256)),
+        CakeDiffserv::Diffserv8 => (&DIFFSERV8, sevenths(8, 256)),
+        CakeDiffserv::Diffserv4 => (&DIFFSERV4, vec![(rate, 1024), (rate >> 4, 64), (rate >> 1, 512), (rate >> 2, 256)]),
+        CakeDiffserv::Diffserv3 => (&DIFFSERV3, vec![(rate, 1024), (rate >> 4, 64), (rate >> 2, 256)]),
+    }
+}
+
+/// `cake_set_rate` for `rate` bytes a second (0 unlimited): ns a byte scaled by 2^shift, the
+/// flow quantum and COBALT's tuning.
+fn set_rate(spec: &CakeSpec, rate: u64) -> (u64, u32, u32, CobaltParams) {
+    let (mut flow_quantum, mut mtu_time_ns, mut rate_ns, mut rate_shft) = (MTU_BYTES as u32, 0, 0, 0);
+    if rate > 0 {
+        flow_quantum = (rate >> 12).clamp(300, MTU_BYTES) as u32;
+        rate_shft = 34;
+        rate_ns = (1_000_000_000u64 << 34) / rate.max(64);
+        while rate_ns >> 34 != 0 {
+            rate_ns >>= 1;
+            rate_shft -= 1;
+        }
+        mtu_time_ns = (MTU_BYTES * rate_ns) >> rate_shft;
+    }
+    let target_ns = (mtu_time_ns * 3 / 2).max(spec.target_ns);
+    let interval_ns = (spec.interval_ns + target_ns - spec.target_ns).max(target_ns * 2);
+    (rate_ns, rate_shft, flow_quantum, CobaltParams { target_ns, interval_ns, mtu_time_ns, p_inc: 1 << 24, p_dec: 1 << 20 })
+}
+
+/// A tin (Linux `cake_tin_data`): its own queues, DRR++ lists, host counts and COBALT tuning;
+/// its threshold rate's schedule (shaped), or its weight in the round between tins (not).
 #[derive(Debug)]
-pub struct Cake {
-    mode: u8,
+struct Tin {
     params: CobaltParams,
     flow_quantum: u32,
-    framing: Framing,
-    /// `ingress`: packets dropped here have crossed the link being shaped already, so the shaper
-    /// and the deficits count them too, and COBALT's target grows with the bulk flows.
-    ingress: bool,
-    ack_filter: CakeAckFilter,
     /// Queues; which queue each flow's packets go to (modes with the flow bit), or each host or
     /// host pair's (the others: key (source + 1) << 32 | (destination + 1), 0 for a host left out).
     flows: Vec<Flow>,
     by_flow: Vec<Option<usize>>,
     by_hosts: HashMap<u64, usize>,
-    /// Each flow's hosts (by flow index: the data's source and destination node); without a
-    /// table, a flow is a host of its own at each end.
-    flow_hosts: Vec<(u32, u32)>,
     /// Bulk queues per source and per destination host.
     src_bulk: Vec<u16>,
     dst_bulk: Vec<u16>,
@@ -378,6 +466,186 @@ pub struct Cake {
     decaying_flows: VecDeque<usize>,
     sparse_count: u32,
     bulk_count: u32,
+    /// Packets in its queues (Linux tracks the bytes, `tin_backlog`; only whether it is 0 counts).
+    qlen: usize,
+    /// The threshold: ns a byte scaled by 2^`rate_shft`, and when the tin is next within it.
+    rate_ns: u64,
+    rate_shft: u32,
+    time_next_ns: Nanos,
+    /// `tin_quantum` and `tin_deficit`: the round between tins when nothing is shaped.
+    quantum: i32,
+    deficit: i32,
+    /// Packets and bytes (charged lengths not counted) it handed out.
+    sent_pkts: u64,
+    sent_bytes: u64,
+}
+
+impl Tin {
+    fn new(spec: &CakeSpec, rate: u64, quantum: u16) -> Tin {
+        let (rate_ns, rate_shft, flow_quantum, params) = set_rate(spec, rate);
+        Tin {
+            params,
+            flow_quantum,
+            flows: Vec::new(),
+            by_flow: Vec::new(),
+            by_hosts: HashMap::new(),
+            src_bulk: Vec::new(),
+            dst_bulk: Vec::new(),
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            decaying_flows: VecDeque::new(),
+            sparse_count: 0,
+            bulk_count: 0,
+            qlen: 0,
+            rate_ns,
+            rate_shft,
+            time_next_ns: 0,
+            quantum: quantum as i32,
+            deficit: 0,
+            sent_pkts: 0,
+            sent_bytes: 0,
+        }
+    }
+
+    fn active(&self) -> bool {
+        self.sparse_count + self.bulk_count > 0
+    }
+
+    fn list(&mut self, l: List) -> &mut VecDeque<usize> {
+        match l {
+            List::New => &mut self.new_flows,
+            List::Old => &mut self.old_flows,
+            List::Decaying => &mut self.decaying_flows,
+        }
+    }
+
+    /// `cake_hash` without collisions: the queue for `pkt`, made on first use; `hosts` are the
+    /// flows' hosts (`Cake::set_hosts`), `mode` the isolation bits.
+    fn queue_of(&mut self, pkt: &Packet, mode: u8, hosts: &[(u32, u32)]) -> usize {
+        let f = pkt.flow.idx();
+        if mode & FLOWS != 0 {
+            if let Some(&Some(i)) = self.by_flow.get(f) {
+                return i;
+            }
+        }
+        let (a, b) = hosts.get(f).copied().unwrap_or((f as u32, f as u32));
+        let (src, dst) = if pkt.kind.is_data() { (a, b) } else { (b, a) };
+        let key = if mode & SRC_IP != 0 { src as u64 + 1 } else { 0 } << 32 | if mode & DST_IP != 0 { dst as u64 + 1 } else { 0 };
+        if mode & FLOWS == 0 {
+            if let Some(&i) = self.by_hosts.get(&key) {
+                return i;
+            }
+        }
+        let i = self.flows.len();
+        self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, deficit: 0, set: Set::None, cobalt: Cobalt::default(), srchost: src, dsthost: dst });
+        if mode & FLOWS != 0 {
+            if self.by_flow.len() <= f {
+                self.by_flow.resize(f + 1, None);
+            }
+            self.by_flow[f] = Some(i);
+        } else {
+            self.by_hosts.insert(key, i);
+        }
+        for (bulk, h) in [(&mut self.src_bulk, src), (&mut self.dst_bulk, dst)] {
+            if bulk.len() <= h as usize {
+                bulk.resize(h as usize + 1, 0);
+            }
+        }
+        i
+    }
+
+    /// `cake_get_flow_quantum`: the flow quantum divided by the most bulk queues either of queue
+    /// `k`'s hosts has (as the mode counts them), dithered by a random 16-bit fraction.
+    fn flow_quantum_of(&self, k: usize, mode: u8, rng: &mut Rng) -> i32 {
+        let div = 65535 / self.host_load(k, mode);
+        let dither = (rng.next_u64() >> 48) as u32;
+        ((self.flow_quantum * div + dither) >> 16) as i32
+    }
+
+    /// The most bulk queues either of queue `k`'s hosts has, as the mode counts them (≥ 1).
+    fn host_load(&self, k: usize, mode: u8) -> u32 {
+        let f = &self.flows[k];
+        let mut load = 1;
+        if mode & DUAL_SRC == DUAL_SRC {
+            load = load.max(self.src_bulk[f.srchost as usize] as u32);
+        }
+        if mode & DUAL_DST == DUAL_DST {
+            load = load.max(self.dst_bulk[f.dsthost as usize] as u32);
+        }
+        load
+    }
+
+    /// Count queue `k` as a bulk queue of its hosts (`up`) or no longer.
+    fn host_bulk(&mut self, k: usize, up: bool, mode: u8) {
+        let (s, d) = (self.flows[k].srchost as usize, self.flows[k].dsthost as usize);
+        // Linux caps the counts at 0 and at its 1024 queues.
+        let step = |c: &mut u16| *c = if up { (*c + 1).min(1024) } else { c.saturating_sub(1) };
+        if mode & DUAL_SRC == DUAL_SRC {
+            step(&mut self.src_bulk[s]);
+        }
+        if mode & DUAL_DST == DUAL_DST {
+            step(&mut self.dst_bulk[d]);
+        }
+    }
+
+    /// Queue `k` is to go into the bulk rotation with a deficit spent: a sparse queue with
+    /// packets becomes a bulk one (one without waits there, still counted sparse).
+    fn to_bulk(&mut self, k: usize, mode: u8) {
+        if self.flows[k].set == Set::Sparse {
+            if self.flows[k].pkts.is_empty() {
+                self.flows[k].set = Set::SparseWait;
+            } else {
+                self.sparse_count -= 1;
+                self.bulk_count += 1;
+                self.host_bulk(k, true, mode);
+                self.flows[k].set = Set::Bulk;
+            }
+        }
+    }
+
+    /// Queue `k`, served and found empty, leaves the sparse or bulk count; it stays on the
+    /// decaying list until its COBALT is at rest, else leaves every list.
+    fn emptied(&mut self, k: usize, list: List, mode: u8, now: Nanos) {
+        let f = &mut self.flows[k];
+        f.cobalt.queue_empty(&self.params, now);
+        let Cobalt { p_drop, count, drop_next_ns, .. } = f.cobalt;
+        let set = f.set;
+        self.list(list).pop_front();
+        match set {
+            Set::Bulk => {
+                self.bulk_count -= 1;
+                self.host_bulk(k, false, mode);
+            }
+            Set::Sparse | Set::SparseWait => self.sparse_count -= 1,
+            Set::None | Set::Decaying => {}
+        }
+        self.flows[k].set = if p_drop != 0 || count != 0 || now < drop_next_ns {
+            self.decaying_flows.push_back(k);
+            Set::Decaying
+        } else {
+            Set::None
+        };
+    }
+}
+
+#[derive(Debug)]
+pub struct Cake {
+    mode: u8,
+    framing: Framing,
+    /// `ingress`: packets dropped here have crossed the link being shaped already, so the shaper
+    /// and the deficits count them too, and COBALT's target grows with the bulk flows.
+    ingress: bool,
+    ack_filter: CakeAckFilter,
+    /// Which tin each DSCP goes to, and the tins (in Linux's order: a higher index wins a tie).
+    tin_index: &'static [u8; 64],
+    tins: Vec<Tin>,
+    /// Whether the tins choose by their thresholds' schedules (any rate, the shaper's or the
+    /// link's) or, with no rate, by their weights in turn from `cur_tin`.
+    tins_shaped: bool,
+    cur_tin: usize,
+    /// Each flow's hosts (by flow index: the data's source and destination node); without a
+    /// table, a flow is a host of its own at each end.
+    flow_hosts: Vec<(u32, u32)>,
     /// Packets in the queues (Linux `sch->q.qlen`).
     qlen: usize,
     /// The shaper: ns a byte, scaled by 2^`rate_shft` (0: no shaper); when the next packet may
@@ -401,47 +669,29 @@ impl Cake {
     /// CAKE on a link of `rate_bps` (tuning COBALT when `bandwidth` is `link` or a rate, and
     /// shaping at a rate).
     pub fn new(spec: &CakeSpec, rate_bps: u64, rng: Rng) -> Self {
-        // `cake_set_rate`, with the rate in bytes a second.
+        // `cake_reconfigure`, with the rate in bytes a second.
         let rate = match spec.bandwidth {
             CakeBandwidth::Unlimited => 0,
             CakeBandwidth::Link => rate_bps / 8,
             CakeBandwidth::RateBps(bps) => bps / 8,
         };
-        let (mut flow_quantum, mut mtu_time_ns, mut rate_ns, mut rate_shft) = (MTU_BYTES as u32, 0, 0, 0);
-        if rate > 0 {
-            flow_quantum = (rate >> 12).clamp(300, MTU_BYTES) as u32;
-            rate_shft = 34;
-            rate_ns = (1_000_000_000u64 << 34) / rate.max(64);
-            while rate_ns >> 34 != 0 {
-                rate_ns >>= 1;
-                rate_shft -= 1;
-            }
-            mtu_time_ns = (MTU_BYTES * rate_ns) >> rate_shft;
-        }
+        let (tin_index, shares) = tins_of(spec.diffserv, rate);
+        let tins: Vec<Tin> = shares.into_iter().map(|(r, q)| Tin::new(spec, r, q)).collect();
         // Any rate tunes; only a rate of its own shapes (with `link` the link serialises at it).
-        if !matches!(spec.bandwidth, CakeBandwidth::RateBps(_)) {
-            rate_ns = 0;
-        }
-        let target_ns = (mtu_time_ns * 3 / 2).max(spec.target_ns);
-        let interval_ns = (spec.interval_ns + target_ns - spec.target_ns).max(target_ns * 2);
+        let (rate_ns, rate_shft) = match spec.bandwidth {
+            CakeBandwidth::RateBps(_) => (tins[0].rate_ns, tins[0].rate_shft),
+            _ => (0, 0),
+        };
         Cake {
             mode: spec.flow_mode.bits(),
-            params: CobaltParams { target_ns, interval_ns, mtu_time_ns, p_inc: 1 << 24, p_dec: 1 << 20 },
-            flow_quantum,
             framing: Framing { overhead: spec.overhead, mpu: spec.mpu, atm: spec.atm },
             ingress: spec.ingress,
             ack_filter: spec.ack_filter,
-            flows: Vec::new(),
-            by_flow: Vec::new(),
-            by_hosts: HashMap::new(),
+            tin_index,
+            tins,
+            tins_shaped: rate > 0,
+            cur_tin: 0,
             flow_hosts: Vec::new(),
-            src_bulk: Vec::new(),
-            dst_bulk: Vec::new(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            decaying_flows: VecDeque::new(),
-            sparse_count: 0,
-            bulk_count: 0,
             qlen: 0,
             rate_ns,
             rate_shft,
@@ -462,9 +712,32 @@ impl Cake {
         self.flow_hosts = hosts;
     }
 
-    /// COBALT's target, interval and the MTU's serialisation time, and the flow quantum (bytes).
+    /// COBALT's target, interval and the MTU's serialisation time, and the flow quantum (bytes),
+    /// of the first tin (the one the rate is given for).
     pub fn tuning(&self) -> (Nanos, Nanos, Nanos, u32) {
-        (self.params.target_ns, self.params.interval_ns, self.params.mtu_time_ns, self.flow_quantum)
+        self.tin_tuning(0)
+    }
+
+    /// The same for tin `t`, tuned to its threshold rate.
+    pub fn tin_tuning(&self, t: usize) -> (Nanos, Nanos, Nanos, u32) {
+        let b = &self.tins[t];
+        (b.params.target_ns, b.params.interval_ns, b.params.mtu_time_ns, b.flow_quantum)
+    }
+
+    /// The tins (1 for `besteffort`, 3 for `diffserv3` …).
+    pub fn tin_count(&self) -> usize {
+        self.tins.len()
+    }
+
+    /// `cake_select_tin`: the tin a packet with DSCP `dscp` goes to.
+    pub fn tin_of(&self, dscp: u8) -> usize {
+        let t = self.tin_index[dscp as usize & 63] as usize;
+        if t < self.tins.len() { t } else { 0 }
+    }
+
+    /// Packets and bytes tin `t` handed out.
+    pub fn tin_sent(&self, t: usize) -> (u64, u64) {
+        (self.tins[t].sent_pkts, self.tins[t].sent_bytes)
     }
 
     /// Packets COBALT dropped at the head (CoDel's and BLUE's).
@@ -501,109 +774,47 @@ impl Cake {
         self.time_next_ns.min(self.failsafe_next_ns)
     }
 
-    /// Queues on the new, old and decaying lists, for tests.
+    /// Queues on the new, old and decaying lists (of every tin), for tests.
     pub fn lists(&self) -> (usize, usize, usize) {
-        (self.new_flows.len(), self.old_flows.len(), self.decaying_flows.len())
-    }
-
-    /// `cake_hash` without collisions: the queue for `pkt`, made on first use.
-    fn queue_of(&mut self, pkt: &Packet) -> usize {
-        let f = pkt.flow.idx();
-        if self.mode & FLOWS != 0 {
-            if let Some(&Some(i)) = self.by_flow.get(f) {
-                return i;
-            }
-        }
-        let (a, b) = self.flow_hosts.get(f).copied().unwrap_or((f as u32, f as u32));
-        let (src, dst) = if pkt.kind.is_data() { (a, b) } else { (b, a) };
-        let key = if self.mode & SRC_IP != 0 { src as u64 + 1 } else { 0 } << 32 | if self.mode & DST_IP != 0 { dst as u64 + 1 } else { 0 };
-        if self.mode & FLOWS == 0 {
-            if let Some(&i) = self.by_hosts.get(&key) {
-                return i;
-            }
-        }
-        let i = self.flows.len();
-        self.flows.push(Flow { pkts: VecDeque::new(), bytes: 0, deficit: 0, set: Set::None, cobalt: Cobalt::default(), srchost: src, dsthost: dst });
-        if self.mode & FLOWS != 0 {
-            if self.by_flow.len() <= f {
-                self.by_flow.resize(f + 1, None);
-            }
-            self.by_flow[f] = Some(i);
-        } else {
-            self.by_hosts.insert(key, i);
-        }
-        for (bulk, h) in [(&mut self.src_bulk, src), (&mut self.dst_bulk, dst)] {
-            if bulk.len() <= h as usize {
-                bulk.resize(h as usize + 1, 0);
-            }
-        }
-        i
-    }
-
-    /// `cake_get_flow_quantum`: the flow quantum divided by the most bulk queues either of queue
-    /// `k`'s hosts has (as the mode counts them), dithered by a random 16-bit fraction.
-    fn flow_quantum_of(&mut self, k: usize) -> i32 {
-        let div = 65535 / self.host_load(k);
-        let dither = (self.rng.next_u64() >> 48) as u32;
-        ((self.flow_quantum * div + dither) >> 16) as i32
-    }
-
-    /// The most bulk queues either of queue `k`'s hosts has, as the mode counts them (≥ 1).
-    fn host_load(&self, k: usize) -> u32 {
-        let f = &self.flows[k];
-        let mut load = 1;
-        if self.mode & DUAL_SRC == DUAL_SRC {
-            load = load.max(self.src_bulk[f.srchost as usize] as u32);
-        }
-        if self.mode & DUAL_DST == DUAL_DST {
-            load = load.max(self.dst_bulk[f.dsthost as usize] as u32);
-        }
-        load
-    }
-
-    /// Count queue `k` as a bulk queue of its hosts (`up`) or no longer.
-    fn host_bulk(&mut self, k: usize, up: bool) {
-        let (s, d) = (self.flows[k].srchost as usize, self.flows[k].dsthost as usize);
-        // Linux caps the counts at 0 and at its 1024 queues.
-        let step = |c: &mut u16| *c = if up { (*c + 1).min(1024) } else { c.saturating_sub(1) };
-        if self.mode & DUAL_SRC == DUAL_SRC {
-            step(&mut self.src_bulk[s]);
-        }
-        if self.mode & DUAL_DST == DUAL_DST {
-            step(&mut self.dst_bulk[d]);
-        }
+        self.tins.iter().fold((0, 0, 0), |(n, o, d), b| (n + b.new_flows.len(), o + b.old_flows.len(), d + b.decaying_flows.len()))
     }
 
     /// `cake_enqueue`: queue `pkt`, counted in `fifo`; over the limit, drop the fattest queue's
     /// head until under. `Err` hands back the first packet dropped (the rest wait in `dropped`).
     pub fn enqueue(&mut self, fifo: &mut DropTail, pkt: Packet, now: Nanos) -> Result<(), Packet> {
         fifo.hold(pkt.size_bytes);
-        let k = self.add(pkt, now);
+        let (t, k) = self.add(pkt, now);
         if self.ack_filter != CakeAckFilter::None {
-            if let Some(i) = ack_to_filter(&self.flows[k].pkts, self.ack_filter == CakeAckFilter::Aggressive) {
-                let ack = self.flows[k].pkts.remove(i).expect("a queued packet");
-                self.flows[k].bytes -= frame_len(&ack) as u64;
+            let b = &mut self.tins[t];
+            if let Some(i) = ack_to_filter(&b.flows[k].pkts, self.ack_filter == CakeAckFilter::Aggressive) {
+                let ack = b.flows[k].pkts.remove(i).expect("a queued packet");
+                b.flows[k].bytes -= frame_len(&ack) as u64;
+                b.qlen -= 1;
                 fifo.release(ack.size_bytes);
                 self.qlen -= 1;
                 self.ack_drops += 1;
-                self.ingress_drop(&ack);
+                self.ingress_drop(t, &ack, now);
                 self.dropped.push(ack);
             }
         }
         let mut first = None;
         while fifo.over_limit() {
-            // `cake_drop`: the queue with the most bytes (the first such on a tie).
-            let mut fat = 0;
-            for (i, f) in self.flows.iter().enumerate() {
-                if f.bytes > self.flows[fat].bytes {
-                    fat = i;
+            // `cake_drop`: the queue with the most bytes, of any tin (the first such on a tie).
+            let (mut ft, mut fk, mut most) = (0, 0, 0);
+            for (t, b) in self.tins.iter().enumerate() {
+                for (k, f) in b.flows.iter().enumerate() {
+                    if f.bytes > most {
+                        (ft, fk, most) = (t, k, f.bytes);
+                    }
                 }
             }
-            let f = &mut self.flows[fat];
+            let b = &mut self.tins[ft];
+            let f = &mut b.flows[fk];
             let Some(out) = f.pkts.pop_front() else { break };
             f.bytes -= frame_len(&out) as u64;
-            f.cobalt.queue_full(&self.params, now);
-            self.ingress_drop(&out);
+            f.cobalt.queue_full(&b.params, now);
+            b.qlen -= 1;
+            self.ingress_drop(ft, &out, now);
             fifo.release(out.size_bytes);
             self.qlen -= 1;
             self.overlimit_drops += 1;
@@ -615,40 +826,48 @@ impl Cake {
         first.map_or(Ok(()), Err)
     }
 
-    /// The queueing half of `cake_enqueue`: the packet joins its queue, which joins the new
-    /// list as a sparse flow if it was on none or decaying. Into an empty CAKE, it restarts a
-    /// shaper whose time has passed from now (no credit for the idle time).
-    fn add(&mut self, pkt: Packet, now: Nanos) -> usize {
-        if self.qlen == 0 && self.time_next_ns < now {
-            self.time_next_ns = now;
-            self.failsafe_next_ns = now;
+    /// The queueing half of `cake_enqueue`: the packet joins its tin's queue, which joins the
+    /// new list as a sparse flow if it was on none or decaying. Into an empty tin, it restarts
+    /// the tin's schedule from now if that has passed; into an empty CAKE, the shaper's too (no
+    /// credit for idle time). Returns the tin and the queue.
+    fn add(&mut self, pkt: Packet, now: Nanos) -> (usize, usize) {
+        let t = self.tin_of(pkt.dscp());
+        let mode = self.mode;
+        let b = &mut self.tins[t];
+        if b.qlen == 0 {
+            b.time_next_ns = b.time_next_ns.max(now);
+            if self.qlen == 0 && self.time_next_ns < now {
+                self.time_next_ns = now;
+                self.failsafe_next_ns = now;
+            }
         }
-        let k = self.queue_of(&pkt);
-        let f = &mut self.flows[k];
+        let k = b.queue_of(&pkt, mode, &self.flow_hosts);
+        let f = &mut b.flows[k];
         f.bytes += frame_len(&pkt) as u64;
         f.pkts.push_back(pkt);
+        b.qlen += 1;
         self.qlen += 1;
         match f.set {
             Set::None | Set::Decaying => {
                 if f.set == Set::Decaying {
-                    self.decaying_flows.retain(|&x| x != k);
+                    b.decaying_flows.retain(|&x| x != k);
                 }
-                self.new_flows.push_back(k);
-                self.flows[k].set = Set::Sparse;
-                self.sparse_count += 1;
+                b.new_flows.push_back(k);
+                b.flows[k].set = Set::Sparse;
+                b.sparse_count += 1;
                 // Dithered as every refill (Linux since the host-count fix of January 2025; before,
                 // a new flow's quantum was not).
-                self.flows[k].deficit = self.flow_quantum_of(k);
+                b.flows[k].deficit = b.flow_quantum_of(k, mode, &mut self.rng);
             }
             Set::SparseWait => {
                 f.set = Set::Bulk;
-                self.sparse_count -= 1;
-                self.bulk_count += 1;
-                self.host_bulk(k, true);
+                b.sparse_count -= 1;
+                b.bulk_count += 1;
+                b.host_bulk(k, true, mode);
             }
             Set::Sparse | Set::Bulk => {}
         }
-        k
+        (t, k)
     }
 
     /// A packet that arrived to an empty queue and an idle link, past the shaper's time
@@ -664,16 +883,47 @@ impl Cake {
         self.serve(Some(fifo), now)
     }
 
-    fn list(&mut self, l: List) -> &mut VecDeque<usize> {
-        match l {
-            List::New => &mut self.new_flows,
-            List::Old => &mut self.old_flows,
-            List::Decaying => &mut self.decaying_flows,
+    /// `cake_dequeue`'s choice of tin: with a rate, the highest tin within its threshold's
+    /// schedule, else the one nearest to it; without, the next in turn with a deficit left
+    /// (each passed over gets its quantum). `None` when no tin has a queue on its lists.
+    fn choose_tin(&mut self, now: Nanos) -> Option<usize> {
+        if self.tins_shaped {
+            let (mut best_time, mut best) = (i64::MAX, None);
+            for (t, b) in self.tins.iter().enumerate() {
+                if b.active() {
+                    let time_to = diff(b.time_next_ns, now);
+                    if time_to <= 0 || time_to <= best_time {
+                        (best_time, best) = (time_to, Some(t));
+                    }
+                }
+            }
+            self.cur_tin = best.unwrap_or(0);
+            return best;
+        }
+        let (mut wrapped, mut empty) = (false, true);
+        loop {
+            let b = &mut self.tins[self.cur_tin];
+            if b.deficit >= 0 && b.active() {
+                return Some(self.cur_tin);
+            }
+            if b.deficit <= 0 {
+                b.deficit += b.quantum;
+            }
+            empty &= !b.active();
+            self.cur_tin += 1;
+            if self.cur_tin == self.tins.len() {
+                self.cur_tin = 0;
+                if wrapped && empty {
+                    return None;
+                }
+                wrapped = true;
+            }
         }
     }
 
     fn serve(&mut self, mut fifo: Option<&mut DropTail>, now: Nanos) -> Option<Packet> {
         let mut first_flow = true;
+        let mode = self.mode;
         'begin: loop {
             if self.qlen == 0 {
                 return None;
@@ -683,73 +933,46 @@ impl Cake {
                 self.overlimits += 1;
                 return None;
             }
-            if self.sparse_count + self.bulk_count == 0 {
-                return None;
-            }
+            let t = self.choose_tin(now)?;
             'retry: loop {
+                let b = &mut self.tins[t];
                 // Retry: one decaying queue first in a dequeue, then new, old, decaying.
-                let list = if first_flow && !self.decaying_flows.is_empty() {
+                let list = if first_flow && !b.decaying_flows.is_empty() {
                     List::Decaying
-                } else if !self.new_flows.is_empty() {
+                } else if !b.new_flows.is_empty() {
                     List::New
-                } else if !self.old_flows.is_empty() {
+                } else if !b.old_flows.is_empty() {
                     List::Old
-                } else if !self.decaying_flows.is_empty() {
+                } else if !b.decaying_flows.is_empty() {
                     List::Decaying
                 } else {
                     return None;
                 };
-                let k = self.list(list)[0];
+                let k = b.list(list)[0];
                 first_flow = false;
-                if self.flows[k].deficit <= 0 {
-                    if self.flows[k].set == Set::Sparse {
-                        if self.flows[k].pkts.is_empty() {
-                            self.flows[k].set = Set::SparseWait;
-                        } else {
-                            self.sparse_count -= 1;
-                            self.bulk_count += 1;
-                            self.host_bulk(k, true);
-                            self.flows[k].set = Set::Bulk;
-                        }
-                    }
-                    self.flows[k].deficit += self.flow_quantum_of(k);
-                    self.list(list).pop_front();
-                    self.old_flows.push_back(k);
+                if b.flows[k].deficit <= 0 {
+                    b.to_bulk(k, mode);
+                    b.flows[k].deficit += b.flow_quantum_of(k, mode, &mut self.rng);
+                    b.list(list).pop_front();
+                    b.old_flows.push_back(k);
                     continue;
                 }
                 // Take a packet through COBALT.
                 let pkt = loop {
-                    let f = &mut self.flows[k];
+                    let b = &mut self.tins[t];
+                    let f = &mut b.flows[k];
                     let Some(mut pkt) = f.pkts.pop_front() else {
-                        f.cobalt.queue_empty(&self.params, now);
-                        let Cobalt { p_drop, count, drop_next_ns, .. } = f.cobalt;
-                        let set = f.set;
-                        self.list(list).pop_front();
-                        // Out of the sparse or bulk count either way; kept on the decaying list
-                        // until its state has decayed to rest, else off every list.
-                        match set {
-                            Set::Bulk => {
-                                self.bulk_count -= 1;
-                                self.host_bulk(k, false);
-                            }
-                            Set::Sparse | Set::SparseWait => self.sparse_count -= 1,
-                            Set::None | Set::Decaying => {}
-                        }
-                        self.flows[k].set = if p_drop != 0 || count != 0 || now < drop_next_ns {
-                            self.decaying_flows.push_back(k);
-                            Set::Decaying
-                        } else {
-                            Set::None
-                        };
+                        b.emptied(k, list, mode, now);
                         continue 'begin;
                     };
                     f.bytes -= frame_len(&pkt) as u64;
+                    b.qlen -= 1;
                     self.qlen -= 1;
                     if let Some(q) = fifo.as_deref_mut() {
                         q.release(pkt.size_bytes);
                     }
-                    let bulk_flows = if self.ingress { self.bulk_count as u64 } else { 0 };
-                    let (drop, marked) = f.cobalt.should_drop(&self.params, now, &mut pkt, &mut self.rng, bulk_flows);
+                    let bulk_flows = if self.ingress { b.bulk_count as u64 } else { 0 };
+                    let (drop, marked) = f.cobalt.should_drop(&b.params, now, &mut pkt, &mut self.rng, bulk_flows);
                     if !drop || f.pkts.is_empty() {
                         self.marks += u64::from(marked);
                         break pkt;
@@ -758,38 +981,52 @@ impl Cake {
                     if self.ingress {
                         // The dropped packet is charged as if sent (but for the failsafe), and the
                         // choice of queue starts again.
-                        self.charge(k, &pkt, true);
+                        self.charge(t, k, &pkt, true, now);
                         self.dropped.push(pkt);
                         continue 'retry;
                     }
                     self.dropped.push(pkt);
                 };
-                self.charge(k, &pkt, false);
+                self.charge(t, k, &pkt, false, now);
+                let b = &mut self.tins[t];
+                b.sent_pkts += 1;
+                b.sent_bytes += pkt.size_bytes as u64;
                 return Some(pkt);
             }
         }
     }
 
-    /// A packet queue `k` hands out (or, with `ingress`, COBALT drops) is charged its length, to
-    /// the queue's deficit and the shaper (Linux: `len = cake_advance_shaper(...)`, then
-    /// `flow->deficit -= len`).
-    fn charge(&mut self, k: usize, pkt: &Packet, dropped: bool) {
+    /// A packet queue `k` of tin `t` hands out (or, with `ingress`, COBALT drops) is charged its
+    /// length, to the queue's and the tin's deficits and the shaper (Linux: `len =
+    /// cake_advance_shaper(...)`, then `flow->deficit -= len`, `b->tin_deficit -= len`).
+    fn charge(&mut self, t: usize, k: usize, pkt: &Packet, dropped: bool, now: Nanos) {
         let len = self.framing.adjusted_len(pkt);
-        self.flows[k].deficit -= len as i32;
-        self.advance_shaper(len, dropped);
+        self.tins[t].flows[k].deficit -= len as i32;
+        self.tins[t].deficit -= len as i32;
+        self.advance_shaper(t, len, dropped, now);
     }
 
-    /// A packet dropped from a queue (the overflow's, the ACK filter's): with `ingress` it has
-    /// used the shaped link, so the shaper is charged for it.
-    fn ingress_drop(&mut self, pkt: &Packet) {
+    /// A packet dropped from a queue of tin `t` (the overflow's, the ACK filter's): with
+    /// `ingress` it has used the shaped link, so the shaper is charged for it.
+    fn ingress_drop(&mut self, t: usize, pkt: &Packet, now: Nanos) {
         if self.ingress {
-            self.advance_shaper(self.framing.adjusted_len(pkt), true);
+            self.advance_shaper(t, self.framing.adjusted_len(pkt), true, now);
         }
     }
 
-    /// `cake_advance_shaper`: the shaper's time moves on by `len` bytes' time at the rate, and
-    /// for a packet sent (not `dropped`) the failsafe's by 1.5 times that.
-    fn advance_shaper(&mut self, len: u32, dropped: bool) {
+    /// `cake_advance_shaper`: tin `t`'s schedule moves on by `len` bytes' time at its threshold
+    /// (from now, at most, when it was ahead of now), the shaper's time by their time at the
+    /// rate, and for a packet sent (not `dropped`) the failsafe's by 1.5 times that.
+    fn advance_shaper(&mut self, t: usize, len: u32, dropped: bool, now: Nanos) {
+        if self.tins_shaped {
+            let b = &mut self.tins[t];
+            let tin_dur = (len as u64 * b.rate_ns) >> b.rate_shft;
+            if b.time_next_ns < now {
+                b.time_next_ns += tin_dur;
+            } else if b.time_next_ns < now + tin_dur {
+                b.time_next_ns = now + tin_dur;
+            }
+        }
         if self.rate_ns != 0 {
             let dur = (len as u64 * self.rate_ns) >> self.rate_shft;
             self.time_next_ns += dur;
@@ -801,7 +1038,7 @@ impl Cake {
 
     /// Every queued packet, queue by queue.
     pub fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
-        self.flows.iter().flat_map(|fl| fl.pkts.iter()).for_each(f)
+        self.tins.iter().flat_map(|b| b.flows.iter()).flat_map(|fl| fl.pkts.iter()).for_each(f)
     }
 }
 
@@ -813,7 +1050,7 @@ mod tests {
     use crate::net::packet::{Ecn, Kind};
     use crate::rng::Stream;
     use crate::spec::CakeFlowMode;
-    use crate::time::NS_PER_MS;
+    use crate::time::{NS_PER_MS, NS_PER_SEC};
 
     fn pkt(flow: u32, seq: u32, enq_ns: Nanos) -> Packet {
         let mut p = Packet::new(FlowId(flow), NodeId(1), Kind::Data, 1500);
@@ -1125,7 +1362,7 @@ mod tests {
             let now = ms * NS_PER_MS;
             for _ in 0..2 {
                 let mut p = pkt(0, seq, now.saturating_sub(20 * NS_PER_MS));
-                p.ecn = ecn;
+                p.set_ecn(ecn);
                 c.enqueue(&mut q, p, now).unwrap();
                 seq += 1;
             }
@@ -1180,22 +1417,22 @@ mod tests {
         assert_eq!(c.enqueue(&mut q, pkt(1, 22, 0), 0).unwrap_err().seq, 0);
         assert_eq!((c.overlimit_drops(), q.len_pkts(), c.dropped.len()), (1, 10, 0));
         // BLUE: +1/256 once per target at most; the overflow also puts COBALT in dropping state.
-        let k = c.by_flow[0].unwrap();
-        let v = c.flows[k].cobalt;
+        let k = c.tins[0].by_flow[0].unwrap();
+        let v = c.tins[0].flows[k].cobalt;
         assert_eq!((v.p_drop, v.dropping, v.count), (0, true, 1)); // blue_timer 0: not yet a target since
         c.enqueue(&mut q, pkt(1, 23, 0), 6 * NS_PER_MS).unwrap_err();
-        assert_eq!(c.flows[k].cobalt.p_drop, 1 << 24);
+        assert_eq!(c.tins[0].flows[k].cobalt.p_drop, 1 << 24);
         c.enqueue(&mut q, pkt(1, 24, 0), 7 * NS_PER_MS).unwrap_err();
-        assert_eq!(c.flows[k].cobalt.p_drop, 1 << 24);
+        assert_eq!(c.tins[0].flows[k].cobalt.p_drop, 1 << 24);
         // Found empty more than a target later (by a dequeue that serves another packet: a
         // dequeue of an empty CAKE looks at no queue), it comes down by 1/4096.
         while c.dequeue(&mut q, 20 * NS_PER_MS).is_some() {}
-        assert_eq!(c.flows[k].cobalt.p_drop, 1 << 24);
+        assert_eq!(c.tins[0].flows[k].cobalt.p_drop, 1 << 24);
         for s in 30..40 {
             c.enqueue(&mut q, pkt(1, s, 20 * NS_PER_MS), 20 * NS_PER_MS).unwrap();
             c.dequeue(&mut q, 20 * NS_PER_MS).unwrap();
         }
-        assert_eq!(c.flows[k].cobalt.p_drop, (1 << 24) - (1 << 20));
+        assert_eq!(c.tins[0].flows[k].cobalt.p_drop, (1 << 24) - (1 << 20));
     }
 
     #[test]
@@ -1276,11 +1513,128 @@ mod tests {
         for f in 0..3 {
             c.enqueue(&mut q, pkt(f, f, 0), 0).unwrap();
         }
-        assert_eq!(c.flows.len(), 2);
+        assert_eq!(c.tins[0].flows.len(), 2);
         let mut c = cake_with(CakeSpec { flow_mode: CakeFlowMode::Flowblind, ..CakeSpec::default() }, 20_000_000);
         for f in 0..3 {
             c.enqueue(&mut q, pkt(f, f, 0), 0).unwrap();
         }
-        assert_eq!(c.flows.len(), 1);
+        assert_eq!(c.tins[0].flows.len(), 1);
+    }
+
+    #[test]
+    fn dscps_go_to_linuxs_tins() {
+        let tins = |diffserv| cake_with(CakeSpec { diffserv, ..CakeSpec::default() }, 20_000_000);
+        // (DSCP, tin): best effort 0, LE 1, TOS4 4, CS1 8, AF11 10, CS2 16, AF21 18, CS3 24,
+        // AF31 26, CS4 32, AF41 34, CS5 40, VA 44, EF 46, CS6 48, CS7 56.
+        let codepoints = [0, 1, 4, 8, 10, 16, 18, 24, 26, 32, 34, 40, 44, 46, 48, 56];
+        for (diffserv, n, want) in [
+            (CakeDiffserv::Diffserv3, 3, [0, 1, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2]),
+            (CakeDiffserv::Diffserv4, 4, [0, 1, 2, 1, 0, 2, 2, 2, 2, 3, 2, 3, 3, 3, 3, 3]),
+            (CakeDiffserv::Diffserv8, 8, [2, 0, 4, 1, 1, 5, 4, 3, 3, 6, 3, 6, 6, 6, 7, 7]),
+            (CakeDiffserv::Precedence, 8, [0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5, 6, 7]),
+            (CakeDiffserv::Besteffort, 1, [0; 16]),
+        ] {
+            let c = tins(diffserv);
+            assert_eq!(c.tin_count(), n, "{diffserv:?}");
+            assert_eq!(codepoints.map(|d| c.tin_of(d)), want, "{diffserv:?}");
+        }
+    }
+
+    #[test]
+    fn each_tin_is_tuned_to_its_threshold() {
+        // diffserv3 at 20 Mb/s: best effort at 2.5 MB/s, bulk at 1/16 of it (156,250 B/s: an MTU
+        // in 9.690 ms, a target of 1.5 of that, the quantum's floor), voice at 1/4 (625,000 B/s).
+        let c = cake_with(CakeSpec { bandwidth: CakeBandwidth::Link, ..CakeSpec::default() }, 20_000_000);
+        assert_eq!(c.tin_tuning(0), c.tuning());
+        assert_eq!((c.tuning().0, c.tuning().3), (5 * NS_PER_MS, 610));
+        let (target, interval, mtu_time, quantum) = c.tin_tuning(1);
+        assert!(mtu_time.abs_diff(9_689_600) <= 2, "{mtu_time}");
+        assert_eq!((target, interval, quantum), (mtu_time * 3 / 2, 100 * NS_PER_MS + target - 5 * NS_PER_MS, 300));
+        let (target, _, mtu_time, quantum) = c.tin_tuning(2);
+        assert!(mtu_time.abs_diff(2_422_400) <= 2, "{mtu_time}");
+        assert_eq!((target, quantum), (5 * NS_PER_MS, 300));
+        // Precedence: each tin 7/8 of the one below (bytes a second, rounded down as Linux's
+        // integers): tin 7 has 2,500,000 · (7/8)^7 ≈ 981,814 B/s, a quantum of 239.
+        let c = cake_with(CakeSpec { bandwidth: CakeBandwidth::Link, diffserv: CakeDiffserv::Precedence, ..CakeSpec::default() }, 20_000_000);
+        let mut rate = 2_500_000u64;
+        for t in 0..8 {
+            assert_eq!(c.tin_tuning(t).3 as u64, (rate >> 12).clamp(300, 1514), "tin {t}");
+            rate = rate * 7 >> 3;
+        }
+        assert_eq!(c.tin_tuning(7).3, 300);
+    }
+
+    /// Bytes each tin hands out over `n` packets, with every flow (flow `i` marked `dscps[i]`)
+    /// kept at three 1500-byte packets queued, and time moved on to the shaper's at each dequeue.
+    /// COBALT's target is 1 s, so that it drops nothing.
+    fn tin_bytes(spec: CakeSpec, dscps: &[u8], n: usize) -> Vec<f64> {
+        let spec = CakeSpec { target_ns: NS_PER_SEC, interval_ns: 2 * NS_PER_SEC, flow_mode: CakeFlowMode::Flows, ..spec };
+        let (mut c, mut q) = (cake_with(spec, 10_000_000), DropTail::new(Some(1000), None));
+        let marked = |flow: usize, now| {
+            let mut p = pkt(flow as u32, 0, now);
+            p.set_dscp(dscps[flow]);
+            p
+        };
+        for f in 0..dscps.len() {
+            for _ in 0..3 {
+                c.enqueue(&mut q, marked(f, 0), 0).unwrap();
+            }
+        }
+        let mut now = 0;
+        for _ in 0..n {
+            now = now.max(c.hold_until());
+            let p = c.dequeue(&mut q, now).expect("every flow is backlogged");
+            c.enqueue(&mut q, marked(p.flow.idx(), now), now).unwrap();
+        }
+        let bytes: Vec<u64> = (0..c.tin_count()).map(|t| c.tin_sent(t).1).collect();
+        let total: u64 = bytes.iter().sum();
+        bytes.iter().map(|&b| b as f64 / total as f64).collect()
+    }
+
+    #[test]
+    fn shaped_a_tin_has_priority_up_to_its_threshold_and_no_more() {
+        // diffserv3 shaped at 10 Mb/s, best effort (two flows), bulk (CS1) and voice (EF) all
+        // backlogged: voice goes first while within 1/4 of the rate, bulk while within 1/16,
+        // best effort takes the rest.
+        let shaped = CakeSpec { bandwidth: CakeBandwidth::RateBps(10_000_000), ..CakeSpec::default() };
+        let got = tin_bytes(shaped.clone(), &[0, 0, 8, 46], 20_000);
+        for (t, want) in [(0, 11.0 / 16.0), (1, 1.0 / 16.0), (2, 0.25)] {
+            assert!((got[t] - want).abs() < 0.005, "tin {t}: {got:?}");
+        }
+        // Alone with best effort, bulk still gets no more than 1/16.
+        let got = tin_bytes(shaped.clone(), &[0, 8], 20_000);
+        assert!((got[1] - 1.0 / 16.0).abs() < 0.005, "{got:?}");
+        // diffserv4's video tin (AF41) has half.
+        let got = tin_bytes(CakeSpec { diffserv: CakeDiffserv::Diffserv4, ..shaped.clone() }, &[0, 34], 20_000);
+        assert!((got[2] - 0.5).abs() < 0.005, "{got:?}");
+        // The shaper holds the sum to its rate: one 1514-byte frame every 1.2112 ms at 10 Mb/s,
+        // whichever tin it comes from.
+        let mut c = cake_with(CakeSpec { target_ns: NS_PER_SEC, interval_ns: 2 * NS_PER_SEC, flow_mode: CakeFlowMode::Flows, ..shaped }, 10_000_000);
+        let mut q = DropTail::new(Some(1000), None);
+        for (f, d) in [(0, 0), (1, 8), (2, 46)] {
+            for s in 0..100 {
+                let mut p = pkt(f, s, 0);
+                p.set_dscp(d);
+                c.enqueue(&mut q, p, 0).unwrap();
+            }
+        }
+        let mut now = 0;
+        for _ in 0..300 {
+            now = now.max(c.hold_until());
+            c.dequeue(&mut q, now).expect("packets left");
+        }
+        assert!(now.abs_diff(299 * 1_211_200) <= 300, "{now}");
+    }
+
+    #[test]
+    fn unshaped_the_tins_share_by_their_quanta() {
+        // No rate: a deficit round over the tins, diffserv3's quanta 1024, 64 and 256 bytes.
+        let got = tin_bytes(CakeSpec::default(), &[0, 8, 46], 30_000);
+        for (t, want) in [(0, 1024.0 / 1344.0), (1, 64.0 / 1344.0), (2, 256.0 / 1344.0)] {
+            assert!((got[t] - want).abs() < 0.005, "tin {t}: {got:?}");
+        }
+        // besteffort: one tin, the flows share it.
+        let got = tin_bytes(CakeSpec { diffserv: CakeDiffserv::Besteffort, ..CakeSpec::default() }, &[0, 8, 46], 3_000);
+        assert_eq!(got, vec![1.0]);
     }
 }

@@ -352,7 +352,7 @@ mod tests {
             let mut q = DropTail::new(Some(100_000), None);
             for s in 0..n {
                 let mut p = pkt(s, 0);
-                p.ecn = crate::net::packet::Ecn::ECT0;
+                p.set_ecn(crate::net::packet::Ecn::ECT0);
                 q.enqueue(p, 0).unwrap();
             }
             q
@@ -368,7 +368,7 @@ mod tests {
                 drop_times.push((t, drops.count()));
             }
             let p = marks.dequeue(&mut qm, t).unwrap();
-            if p.ecn == crate::net::packet::Ecn::CE {
+            if p.ecn() == crate::net::packet::Ecn::CE {
                 mark_times.push((t, marks.count()));
             }
             t += 100_000;

@@ -209,7 +209,7 @@ mod tests {
             for (flow, n) in offers.into_iter().enumerate() {
                 for _ in 0..n {
                     let mut p = pkt(flow as u32, seq, 1500, t);
-                    p.ecn = Ecn::ECT0;
+                    p.set_ecn(Ecn::ECT0);
                     seq += 1;
                     if f.enqueue(&mut q, p, t).is_err() {
                         lost[flow] += 1;
@@ -218,7 +218,7 @@ mod tests {
             }
             for _ in 0..2 {
                 if let Some(p) = f.dequeue(&mut q, t) {
-                    marked[p.flow.idx()] += u64::from(p.ecn == Ecn::CE);
+                    marked[p.flow.idx()] += u64::from(p.ecn() == Ecn::CE);
                 }
             }
         }

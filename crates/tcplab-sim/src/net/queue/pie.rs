@@ -449,10 +449,10 @@ mod tests {
         p.prob = MAX_PROB / 10;
         p.accu_prob = MAX_PROB / 2 * 17; // the next early decision is certain
         let mut ect = data();
-        ect.ecn = crate::net::packet::Ecn::ECT0;
+        ect.set_ecn(crate::net::packet::Ecn::ECT0);
         let mut pkt = ect;
         assert!(p.admit(&mut pkt, 100_000, false));
-        assert_eq!((pkt.ecn, p.marks(), p.drops()), (crate::net::packet::Ecn::CE, 1, 0));
+        assert_eq!((pkt.ecn(), p.marks(), p.drops()), (crate::net::packet::Ecn::CE, 1, 0));
         assert!(p.accu_prob >= MAX_PROB / 2 * 17, "kept after a mark");
         assert!(!p.admit(&mut data(), 100_000, false), "not ECN-capable: dropped");
         assert_eq!((p.drops(), p.accu_prob), (1, 0));

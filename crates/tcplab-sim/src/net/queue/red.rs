@@ -423,7 +423,7 @@ mod tests {
     fn ecn_marks_the_early_drops_of_ecn_capable_arrivals() {
         let ect = || {
             let mut p = pkt(1500);
-            p.ecn = crate::net::packet::Ecn::ECT0;
+            p.set_ecn(crate::net::packet::Ecn::ECT0);
             p
         };
         let spec = RedSpec { ecn: true, ..packet_mode(5.0, 15.0, 1e-12) };
@@ -436,7 +436,7 @@ mod tests {
         }
         // Same random stream, same decisions: a drop in one is a mark in the other.
         let (mut marked, mut dropped, mut ce) = (0, 0, 0);
-        let is_ce = |p: Option<Packet>| u64::from(p.expect("a packet").ecn == crate::net::packet::Ecn::CE);
+        let is_ce = |p: Option<Packet>| u64::from(p.expect("a packet").ecn() == crate::net::packet::Ecn::CE);
         for _ in 0..10_000 {
             let kept = plain.enqueue(ect(), 0).is_ok();
             if kept {

@@ -174,6 +174,7 @@ pub struct Ccid2Sender {
     policy: AckRatioPolicy,
     /// Data leaves ECN-capable (ECT(0)) and marks reported in the Ack Vector halve the window.
     ecn: bool,
+    dscp: u8,
     /// The receiver's Sequence Window (RFC 4340 §7.5.2), packets.
     seq_window: u32,
     /// Sequence number of the last DCCP-Ack received (Ack loss detection, RFC 4341 §6.1.2).
@@ -205,6 +206,7 @@ impl Ccid2Sender {
             flow,
             dst,
             packet_bytes: spec.packet_bytes,
+            dscp: spec.dscp,
             payload_bytes: payload,
             cwnd,
             ssthresh: INFINITE_SSTHRESH,
@@ -307,9 +309,10 @@ impl Ccid2Sender {
             p.seq = self.next_seq;
             p.ack = self.high_ack.map_or(0, |h| h + 1);
             p.set_ack_ratio(self.ack_ratio as u16);
+            p.set_dscp(self.dscp);
             p.ts_val_ns = now;
             if self.ecn {
-                p.ecn = Ecn::ECT0;
+                p.set_ecn(Ecn::ECT0);
             }
             self.next_seq += 1;
             self.hist.push_back(SentPacket { sent_ns: now, acked: false });
@@ -377,7 +380,7 @@ impl Ccid2Sender {
     pub fn on_ack(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
         self.stats.acks_received += 1;
         if self.policy == AckRatioPolicy::Rfc4341 {
-            self.ack_ratio_on_ack(p.seq, p.ecn == Ecn::CE);
+            self.ack_ratio_on_ack(p.seq, p.ecn() == Ecn::CE);
         }
         if !self.hist.is_empty() && p.ack < self.next_seq {
             self.process_ack(p, now);
@@ -666,12 +669,12 @@ mod tests {
     #[test]
     fn with_ecn_data_leaves_ect0_and_without_it_does_not() {
         let (_, out) = sender(4);
-        assert!(out.iter().all(|p| p.ecn == Ecn::NOT_ECT));
+        assert!(out.iter().all(|p| p.ecn() == Ecn::NOT_ECT));
         let mut s = Ccid2Sender::new(FlowId(0), NodeId(1), &spec(serde_json::json!({"init_cwnd_pkts": 4, "ecn": true})));
         let mut out = vec![];
         s.start(0, &mut out);
         assert_eq!(out.len(), 4);
-        assert!(out.iter().all(|p| p.ecn == Ecn::ECT0));
+        assert!(out.iter().all(|p| p.ecn() == Ecn::ECT0));
     }
 
     #[test]
@@ -708,7 +711,7 @@ mod tests {
         assert_eq!(s.ack_ratio, 2);
         let mut a = ack(1, &[2]);
         a.seq = 1; // no gap, but CE-marked
-        a.ecn = Ecn::CE;
+        a.set_ecn(Ecn::CE);
         s.on_ack(&a, 2 * NS_PER_MS, &mut out);
         assert_eq!(s.ack_ratio, 4);
     }

@@ -251,10 +251,10 @@ impl DccpReceiver {
             let keep = self.marked.partition_point(|&k| k < floor);
             self.marked.drain(..keep);
         }
-        if p.ecn == Ecn::CE {
+        if p.ecn() == Ecn::CE {
             self.stats.ce_pkts += 1;
         }
-        if p.seq >= self.floor && self.record(p.seq) && p.ecn == Ecn::CE {
+        if p.seq >= self.floor && self.record(p.seq) && p.ecn() == Ecn::CE {
             let i = self.marked.partition_point(|&k| k < p.seq);
             self.marked.insert(i, p.seq);
         }
@@ -273,7 +273,7 @@ impl DccpReceiver {
         a.ack = gsr;
         a.set_ackvec(v.runs());
         if self.ecn {
-            a.ecn = Ecn::ECT0;
+            a.set_ecn(Ecn::ECT0);
         }
         a.ts_ecr_ns = ts_val_ns;
         self.ack_seq = self.ack_seq.wrapping_add(1);
@@ -409,7 +409,7 @@ mod tests {
         data(7, 1, 4, &mut r, &mut out);
         assert_eq!(out.len(), 4);
         assert_eq!((out[3].ack, &*out[3].ackvec_runs()), (7, &[Run::received(3)][..]));
-        assert_eq!(out[3].ecn, Ecn::NOT_ECT);
+        assert_eq!(out[3].ecn(), Ecn::NOT_ECT);
     }
 
     #[test]
@@ -420,7 +420,7 @@ mod tests {
         for (seq, ecn) in [(0, Ecn::ECT0), (1, Ecn::CE), (2, Ecn::CE), (3, Ecn::ECT0), (5, Ecn::CE), (6, Ecn::ECT0)] {
             let mut p = Packet::new(FlowId(0), NodeId(1), Kind::DccpData, 1500);
             p.seq = seq;
-            p.ecn = ecn;
+            p.set_ecn(ecn);
             p.set_ack_ratio(1);
             r.on_data(&p, 0, &mut out);
         }
@@ -430,7 +430,7 @@ mod tests {
         assert_eq!((last.ack, &*last.ackvec_runs()), (6, &want[..]));
         assert_eq!(r.stats.ce_pkts, 3);
         // The Acks themselves are ECN-capable.
-        assert!(out.iter().all(|a| a.ecn == Ecn::ECT0));
+        assert!(out.iter().all(|a| a.ecn() == Ecn::ECT0));
         // Once the sender has seen the Ack up to 4, the marks below are forgotten.
         let mut p = Packet::new(FlowId(0), NodeId(1), Kind::DccpData, 1500);
         p.seq = 7;

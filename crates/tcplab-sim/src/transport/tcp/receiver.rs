@@ -241,7 +241,7 @@ impl TcpReceiver {
         if cwr {
             self.demand_cwr = false;
         }
-        match p.ecn {
+        match p.ecn() {
             Ecn::CE => {
                 self.stats.ce_pkts += 1;
                 if !self.demand_cwr {

@@ -131,6 +131,8 @@ pub struct TcpSender {
     timestamps: bool,
     /// ECN (RFC 3168): new data leaves ECT(0) and ECE reduces the window.
     ecn: bool,
+    /// The DS field its data packets start with: the flow's DSCP, ECN not yet set.
+    tos: u8,
     /// During an ECN window reduction (CWR state), the `snd_nxt` it began at: it ends once
     /// something above it is acknowledged (Linux's `high_seq`).
     cwr_high: Option<u32>,
@@ -241,6 +243,7 @@ impl TcpSender {
             prr: spec.prr,
             timestamps: spec.timestamps,
             ecn: spec.ecn,
+            tos: spec.dscp << 2,
             cwr_high: None,
             queue_cwr: false,
             mss_bytes: spec.mss_bytes,
@@ -543,6 +546,7 @@ impl TcpSender {
         let mut p = Packet::new(self.flow, self.dst, Kind::Data, self.data_bytes);
         p.seq = seq;
         p.flags = u8::from(retrans) | u8::from(push) << 1;
+        p.tos = self.tos;
         debug_assert_eq!((Flags::RETRANS, Flags::PUSH), (1, 2));
         if self.ecn {
             self.ecn_send(&mut p, retrans);
@@ -599,7 +603,7 @@ impl TcpSender {
         if retrans {
             return;
         }
-        p.ecn = Ecn::ECT0;
+        p.set_ecn(Ecn::ECT0);
         if self.queue_cwr {
             self.queue_cwr = false;
             p.set_flag(Flags::CWR, true);

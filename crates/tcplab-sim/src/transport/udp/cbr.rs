@@ -13,6 +13,7 @@ pub struct CbrSource {
     flow: FlowId,
     dst: NodeId,
     packet_bytes: u32,
+    dscp: u8,
     /// (time_ns, rate_bps), absolute simulation times.
     schedule: Vec<(Nanos, u64)>,
     next_seq: u32,
@@ -37,6 +38,7 @@ impl CbrSource {
             flow,
             dst,
             packet_bytes: spec.packet_bytes,
+            dscp: spec.dscp,
             schedule: spec.schedule.clone(),
             next_seq: 0,
             gaps: spec.random.then_some(rng),
@@ -64,6 +66,7 @@ impl CbrSource {
         }
         let mut p = Packet::new(self.flow, self.dst, Kind::Udp, self.packet_bytes);
         p.seq = self.next_seq;
+        p.set_dscp(self.dscp);
         p.ts_val_ns = now;
         self.next_seq += 1;
         self.sent_pkts += 1;
@@ -92,7 +95,7 @@ mod tests {
 
     #[test]
     fn follows_the_schedule() {
-        let spec = CbrSpec { src: 0, dst: 1, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, 1_000_000), (1_000_000_000, 2_000_000)], random: false };
+        let spec = CbrSpec { src: 0, dst: 1, dscp: 0, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, 1_000_000), (1_000_000_000, 2_000_000)], random: false };
         let mut s = CbrSource::new(FlowId(0), NodeId(1), &spec, Rng::stream(1, crate::rng::Stream::CbrGaps, 0));
         s.active = true;
         let mut out = vec![];
@@ -107,7 +110,7 @@ mod tests {
     /// same seed and different ones for another.
     #[test]
     fn random_gaps_keep_the_rate() {
-        let spec = CbrSpec { src: 0, dst: 1, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, 8_000_000)], random: true };
+        let spec = CbrSpec { src: 0, dst: 1, dscp: 0, start_ns: 0, stop_ns: None, packet_bytes: 1000, schedule: vec![(0, 8_000_000)], random: true };
         let gaps = |seed: u64| {
             let mut s = CbrSource::new(FlowId(0), NodeId(1), &spec, Rng::stream(seed, crate::rng::Stream::CbrGaps, 0));
             s.active = true;
