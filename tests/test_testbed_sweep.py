@@ -239,6 +239,19 @@ def test_newreno_and_sack_are_linux_reno_with_sack_off_and_on() -> None:
     assert flow.cc == "reno" and flow.sack
 
 
+def test_a_flows_dscp_is_iperf3s_dscp() -> None:
+    # iperf3 --dscp marks the data connection's data only (not the handshake, not the receiver's
+    # ACKs: checked on this kernel with tshark, 2026-12-02), as the simulator marks its flows.
+    marked = tcplab.Scenario.model_validate(
+        {"name": "s", "duration": "5s", "topology": {"bottleneck": "100Mbps", "rtt": "50ms"},
+         "flows": [{"variant": "cubic", "dscp": "CS1"}, {"kind": "cbr", "rate": "1Mbps", "dscp": 46}, {"variant": "bbr"}]},
+        context={"variants": KERNEL},
+    )
+    tcp, cbr, plain = stack.plan(marked, available=KERNEL)
+    assert tcp.iperf3_args()[-2:] == ["--dscp", "8"] and cbr.iperf3_args()[-2:] == ["--dscp", "46"]
+    assert "--dscp" not in plain.iperf3_args() and "dscp" not in plain.as_dict() and tcp.as_dict()["dscp"] == 8
+
+
 def test_tcp_settings_map_to_sysctls_and_routes() -> None:
     (flow,) = stack.plan(
         _scenario(init_cwnd=4, rwnd="64KB", sndbuf="1MB", timestamps=False, delayed_ack=False, min_rto="300ms", max_rto="60s"), available=KERNEL

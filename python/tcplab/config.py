@@ -153,6 +153,28 @@ def _integer(minimum: int, maximum: int | None = None) -> Any:
     return Annotated[int, PlainValidator(validate), WithJsonSchema({"type": "integer", "minimum": minimum})]
 
 
+#: The DSCP names a flow's ``dscp`` takes (RFC 2474, 2597, 3246, 5865, 8622), as iperf3 ``--dscp``
+#: and tc know them: class selectors, assured forwarding, expedited forwarding, voice admit, lower effort.
+DSCP_NAMES: dict[str, int] = {
+    **{f"CS{i}": 8 * i for i in range(8)},
+    **{f"AF{c}{d}": 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)},
+    "EF": 46,
+    "VA": 44,
+    "LE": 1,
+}
+
+
+def _dscp(value: object) -> int:
+    if isinstance(value, str) and value.strip().upper() in DSCP_NAMES:
+        return DSCP_NAMES[value.strip().upper()]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 63:
+        raise _invalid("expected a DSCP: an integer 0 to 63 or a name (EF, VA, LE, CS0-CS7, AF11-AF43)")
+    return value
+
+
+Dscp = Annotated[int, PlainValidator(_dscp), WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0, "maximum": 63}, {"type": "string"}]})]
+
+
 def _tagged_by_kind(default: str) -> Callable[[Any], str]:
     """Discriminator for ``kind``-tagged tables; ``kind`` may be left out for ``default``."""
 
@@ -483,8 +505,8 @@ CakeBandwidth = Annotated[
 
 
 class Cake(_Model):
-    """CAKE's parameters (``queue = "cake"``), defaults those of Linux's ``sch_cake`` with one tin
-    (``besteffort``; ``docs/queues/cake.md``)."""
+    """CAKE's parameters (``queue = "cake"``), defaults those of Linux's ``sch_cake``
+    (``docs/queues/cake.md``)."""
 
     target: PositiveTime = Field(Time(5_000_000), description="each queue's COBALT: the sojourn time it tolerates (Linux target)")
     interval: PositiveTime = Field(Time(100_000_000), description="each queue's COBALT: its control law's interval (Linux rtt)")
@@ -524,12 +546,19 @@ class Cake(_Model):
         "(once two such are queued; aggressive: also a lone one just before it); default none",
     )
 
+    diffserv: Optional[Literal["diffserv3", "diffserv4", "diffserv8", "precedence", "besteffort"]] = Field(
+        None,
+        description="the tins packets are sorted into by their DSCP (Linux's keywords): diffserv3 (the default: bulk for CS1 and LE at "
+        "1/16 of the rate, voice for EF, VA, CS6 and CS7 at 1/4, best effort for the rest), diffserv4 (adds video, 1/2), diffserv8, "
+        "precedence (8 tins by the DSCP's top three bits), or besteffort (one tin); a tin has priority up to its share, then shares",
+    )
+
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``cake`` table; the keys after ``bandwidth`` only where they are set
         (the engine's defaults are Linux's)."""
         bandwidth = {"rate_bps": self.bandwidth.bps} if isinstance(self.bandwidth, Rate) else self.bandwidth
         atm = "none" if self.atm == "noatm" else self.atm
-        optional = {"overhead": self.overhead, "mpu": self.mpu, "atm": atm, "ingress": self.ingress, "ack_filter": self.ack_filter}
+        optional = {"overhead": self.overhead, "mpu": self.mpu, "atm": atm, "ingress": self.ingress, "ack_filter": self.ack_filter, "diffserv": self.diffserv}
         spec = {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": bandwidth}
         return spec | {key: value for key, value in optional.items() if value is not None}
 
@@ -547,7 +576,7 @@ QUEUES: dict[str, tuple[str, str]] = {
     "fq_pie": ("FQ-PIE as Linux's sch_fq_pie: a queue and a PIE per flow", "docs/queues/fq_pie.md"),
     "fred": ("Flow Random Early Drop (Lin and Morris 1997)", "docs/queues/fred.md"),
     "csfq": ("Core-Stateless Fair Queueing (Stoica, Shenker and Zhang 1998)", "docs/queues/csfq.md"),
-    "cake": ("CAKE as Linux's sch_cake, one tin: a queue per flow with COBALT, host isolation, a shaper with overhead compensation, an ACK filter", "docs/queues/cake.md"),
+    "cake": ("CAKE as Linux's sch_cake: diffserv tins, a queue per flow with COBALT, host isolation, a shaper with overhead compensation, an ACK filter", "docs/queues/cake.md"),
 }
 
 # Each discipline but DropTail, and its parameter table's model (the table has its name).
@@ -836,6 +865,11 @@ class _Flow(_Model):
     dst: Optional[str] = Field(None, description="receiving node (graph topologies)")
     start: NonNegativeTime = Field(Time(0), description="start time")
     stop: Optional[NonNegativeTime] = Field(None, description="stop time; default: the end of the run")
+    dscp: Optional[Dscp] = Field(
+        None,
+        description="the DSCP of the flow's data packets (0-63 or a name: EF, VA, LE, CS0-CS7, AF11-AF43), as iperf3 --dscp marks them "
+        "(the handshake and the receiver's ACKs stay at 0); CAKE's tins sort by it; default 0, best effort",
+    )
 
 
 class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
@@ -1212,6 +1246,7 @@ class Scenario(_Model):
             "dst": dst,
             "start_ns": flow.start.ns,
             "stop_ns": flow.stop.ns if flow.stop is not None else None,
+            **({"dscp": flow.dscp} if flow.dscp else {}),
         }
         if isinstance(flow, CbrFlow):
             return {

@@ -119,19 +119,23 @@ class FlowStack:
     #: A CBR flow (``cc`` "udp"): iperf3's UDP payload rate (bit/s) and datagram payload (bytes).
     udp_payload_bps: int | None = None
     udp_payload_bytes: int = 0
+    #: The DSCP iperf3 marks the data with (``--dscp``; the handshake and the ACKs stay at 0).
+    dscp: int = 0
 
     def iperf3_args(self) -> list[str]:
         """The client's options beyond the flow's address, port and length."""
+        marked = ["--dscp", str(self.dscp)] if self.dscp else []
         if self.udp_payload_bps is not None:
-            return ["-u", "-b", str(self.udp_payload_bps), "-l", str(self.udp_payload_bytes)]
+            return ["-u", "-b", str(self.udp_payload_bps), "-l", str(self.udp_payload_bytes), *marked]
         # SO_MAX_PACING_RATE (iperf3 --fq-rate, bits/s) turns on the socket's internal pacing;
         # 10 Gb/s never binds here, so the kernel paces at its own rate (tcp_update_pacing_rate).
-        return ["-C", self.cc, *(["--fq-rate", PACING_ON_RATE] if self.pacing else [])]
+        return ["-C", self.cc, *(["--fq-rate", PACING_ON_RATE] if self.pacing else []), *marked]
 
     def as_dict(self) -> dict[str, Any]:
+        marked = {"dscp": self.dscp} if self.dscp else {}
         if self.udp_payload_bps is not None:
-            return {"cc": self.cc, "udp_payload_bps": self.udp_payload_bps, "udp_payload_bytes": self.udp_payload_bytes}
-        return {
+            return {"cc": self.cc, "udp_payload_bps": self.udp_payload_bps, "udp_payload_bytes": self.udp_payload_bytes, **marked}
+        return marked | {
             "cc": self.cc,
             "sack": self.sack,
             "pacing": self.pacing,
@@ -191,7 +195,7 @@ def _cbr_stack(i: int, flow: CbrFlow) -> FlowStack:
     if not 64 <= size <= 1500:
         raise ScenarioError(f"flows[{i}].packet_size", str(flow.packet_size), "expected 64B to 1500B on the testbed (one IPv4 datagram within the 1500-byte MTU)")
     payload = size - UDP_IP_HEADERS
-    return FlowStack(cc="udp", sack=False, udp_payload_bps=flow.rate.bps * payload // size, udp_payload_bytes=payload)
+    return FlowStack(cc="udp", sack=False, udp_payload_bps=flow.rate.bps * payload // size, udp_payload_bytes=payload, dscp=flow.dscp or 0)
 
 
 def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, profile: dict[str, str]) -> FlowStack:
@@ -253,4 +257,4 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         sender["net.ipv4.tcp_early_retrans"] = "3" if tcp.rack else "0"
     sender_route = ("initcwnd", str(tcp.init_cwnd), "rto_min", f"{tcp.min_rto.ns // 1_000_000}ms")
     receiver_route = () if tcp.delayed_ack else ("quickack", "1")
-    return FlowStack(cc, sack, sender, receiver, sender_route, receiver_route, pacing=bool(tcp.pacing))
+    return FlowStack(cc, sack, sender, receiver, sender_route, receiver_route, pacing=bool(tcp.pacing), dscp=flow.dscp or 0)
