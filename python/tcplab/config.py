@@ -552,13 +552,19 @@ class Cake(_Model):
         "1/16 of the rate, voice for EF, VA, CS6 and CS7 at 1/4, best effort for the rest), diffserv4 (adds video, 1/2), diffserv8, "
         "precedence (8 tins by the DSCP's top three bits), or besteffort (one tin); a tin has priority up to its share, then shares",
     )
+    wash: Optional[bool] = Field(
+        None, description="clear the DSCP of the packets CAKE sends, once each has chosen its tin (Linux wash; the ECN field stays); default false"
+    )
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``cake`` table; the keys after ``bandwidth`` only where they are set
         (the engine's defaults are Linux's)."""
         bandwidth = {"rate_bps": self.bandwidth.bps} if isinstance(self.bandwidth, Rate) else self.bandwidth
         atm = "none" if self.atm == "noatm" else self.atm
-        optional = {"overhead": self.overhead, "mpu": self.mpu, "atm": atm, "ingress": self.ingress, "ack_filter": self.ack_filter, "diffserv": self.diffserv}
+        optional = {
+            "overhead": self.overhead, "mpu": self.mpu, "atm": atm, "ingress": self.ingress,
+            "ack_filter": self.ack_filter, "diffserv": self.diffserv, "wash": self.wash,
+        }  # fmt: skip
         spec = {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "flow_mode": self.flow_mode, "bandwidth": bandwidth}
         return spec | {key: value for key, value in optional.items() if value is not None}
 

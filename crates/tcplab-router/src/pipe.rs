@@ -242,13 +242,26 @@ pub fn ipv4_set_ce(packet: &mut [u8]) -> bool {
     if ecn == Ecn::NOT_ECT || ecn == Ecn::CE {
         return false;
     }
-    packet[1] |= Ecn::CE.bits();
+    write_tos(packet, packet[1] | Ecn::CE.bits());
+    true
+}
+
+/// Write `tos` into an IPv4 header's TOS byte and compute its checksum anew.
+fn write_tos(packet: &mut [u8], tos: u8) {
+    packet[1] = tos;
     let ihl = ((packet[0] & 0x0f) as usize * 4).clamp(20, packet.len());
     packet[10] = 0;
     packet[11] = 0;
     let check = !ones_complement_sum(&packet[..ihl]);
     packet[10..12].copy_from_slice(&check.to_be_bytes());
-    true
+}
+
+/// Set an IPv4 packet's DSCP to `dscp`, its ECN field kept, and its header checksum anew.
+pub fn ipv4_set_dscp(packet: &mut [u8], dscp: u8) {
+    if packet.len() < 20 || packet[0] >> 4 != 4 || packet[1] >> 2 == dscp {
+        return;
+    }
+    write_tos(packet, dscp << 2 | packet[1] & 0b11);
 }
 
 /// The Internet checksum's 16-bit one's-complement sum of `bytes` (RFC 1071; an odd last byte
@@ -282,6 +295,8 @@ pub struct Pipe {
     last_stall_ns: Nanos,
     /// Whether the queue reads TCP headers (CAKE's ACK filter).
     read_acks: bool,
+    /// Whether the queue clears the DSCP of what it sends (CAKE's `wash`).
+    wash: bool,
     pub stats: Stats,
 }
 
@@ -308,6 +323,7 @@ impl Pipe {
             uncounted_stall_ns: 0,
             last_stall_ns: 0,
             read_acks: matches!(&cfg.queue, QueueSpec::Cake { cake, .. } if cake.ack_filter != CakeAckFilter::None),
+            wash: matches!(&cfg.queue, QueueSpec::Cake { cake, .. } if cake.wash),
             stats: Stats::new(),
             cfg,
         }
@@ -452,6 +468,11 @@ impl Pipe {
             let Some(pkt) = pkt else { continue };
             if pkt.ecn() == Ecn::CE {
                 self.write_ce(pkt.seq);
+            }
+            if self.wash {
+                let start = pkt.seq as usize * SLOT_BYTES;
+                let len = self.lens[pkt.seq as usize] as usize;
+                ipv4_set_dscp(&mut self.slab[start..start + len], pkt.dscp());
             }
             let start = start_at.max(pkt.enq_ns);
             if start > start_at {
@@ -951,27 +972,31 @@ mod tests {
     }
 
     /// CAKE's tins in the router: each packet's DSCP is read from its TOS byte (diffserv3: CS1 to
-    /// bulk, EF to voice), and the byte leaves as it came.
+    /// bulk, EF to voice), and the byte leaves as it came; with `wash`, the tins are the same and
+    /// the packets leave with DSCP 0, their ECN field and a valid header checksum.
     #[test]
     fn cakes_tins_read_the_dscp_of_the_real_packets() {
-        let mut p = aqm_pipe(QueueSpec::Cake { limit_pkts: Some(100), limit_bytes: None, cake: CakeSpec::default() });
-        let sent: [u8; 4] = [0x00, 8 << 2, 46 << 2 | 0b10, 46 << 2];
-        for (host, &tos) in sent.iter().enumerate() {
-            let (slot, buf) = p.free_slot().expect("a free slot");
-            buf[0] = 0x45;
-            buf[1] = tos;
-            buf[12..16].copy_from_slice(&[10, 10, host as u8 + 1, 2]);
-            assert!(p.arrive(slot, 1500, 0));
+        for wash in [false, true] {
+            let mut p = aqm_pipe(QueueSpec::Cake { limit_pkts: Some(100), limit_bytes: None, cake: CakeSpec { wash, ..Default::default() } });
+            let sent: [u8; 4] = [0x00, 8 << 2, 46 << 2 | 0b10, 46 << 2];
+            for (host, &tos) in sent.iter().enumerate() {
+                let (slot, buf) = p.free_slot().expect("a free slot");
+                buf[..20].copy_from_slice(&[0x45, tos, 0x05, 0xdc, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 10, host as u8 + 1, 2, 10, 10, 9, 2]);
+                let check = !ones_complement_sum(&buf[..20]);
+                buf[10..12].copy_from_slice(&check.to_be_bytes());
+                assert!(p.arrive(slot, 1500, 0));
+            }
+            let mut out = Vec::new();
+            p.service(100 * MS, |b| {
+                assert_eq!(ones_complement_sum(&b[..20]), 0xffff, "a valid header checksum");
+                out.push(b[1]);
+                true
+            });
+            let c = p.queue.cake().expect("a CAKE");
+            assert_eq!((0..c.tin_count()).map(|t| c.tin_sent(t).0).collect::<Vec<_>>(), vec![1, 1, 2]);
+            out.sort_unstable();
+            assert_eq!(out, if wash { vec![0, 0, 0, 0b10] } else { vec![0x00, 8 << 2, 46 << 2, 46 << 2 | 0b10] });
         }
-        let mut out = Vec::new();
-        p.service(100 * MS, |b| {
-            out.push(b[1]);
-            true
-        });
-        let c = p.queue.cake().expect("a CAKE");
-        assert_eq!((0..c.tin_count()).map(|t| c.tin_sent(t).0).collect::<Vec<_>>(), vec![1, 1, 2]);
-        out.sort_unstable();
-        assert_eq!(out, vec![0x00, 8 << 2, 46 << 2, 46 << 2 | 0b10]);
     }
 
     fn offer_from(p: &mut Pipe, host: u8, len: usize, now: Nanos) -> bool {

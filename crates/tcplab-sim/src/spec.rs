@@ -251,6 +251,9 @@ pub struct CakeSpec {
     /// voice for EF, VA, CS6, CS7 …, best effort for the rest); `besteffort` is one tin.
     #[serde(default)]
     pub diffserv: CakeDiffserv,
+    /// `wash`: packets leave with DSCP 0 (their ECN field kept), after choosing their tin by it.
+    #[serde(default)]
+    pub wash: bool,
 }
 
 /// CAKE's tin modes (Linux `CAKE_DIFFSERV_*`).

@@ -1,6 +1,10 @@
 //! CAKE, "Common Applications Kept Enhanced" (Høiland-Jørgensen, Täht and Morton, "Piece of
-//! CAKE", IEEE LANMAN 2018), as Linux's `sch_cake` runs it (`net/sched/sch_cake.c`) with one tin
-//! (`besteffort`):
+//! CAKE", IEEE LANMAN 2018), as Linux's `sch_cake` runs it (`net/sched/sch_cake.c`):
+//!
+//! - Tins (`diffserv`): each packet goes to a tin by its DSCP; each tin has all that follows of
+//!   its own, and a threshold, a share of the rate. With a rate the highest tin within its
+//!   threshold's schedule is served, else the one nearest to it; without, the tins take turns by
+//!   their quanta. `wash` clears the DSCP once the tin is chosen.
 //!
 //! - A queue per flow, per host or per host pair (`flow_mode`; Linux hashes into 1024 queues,
 //!   8-way set-associative; tcplab never puts two in one). With the flow bit and a host bit
@@ -35,7 +39,7 @@
 //! - The ACK filter (`ack_filter`): an arriving pure ACK may take out an older one of its flow
 //!   that it makes redundant (`cake_ack_filter`).
 //!
-//! Not modelled: diffserv tins (tcplab's packets carry no DSCP), `autorate-ingress`, `nat`, `wash`, GSO splitting, and the memory
+//! Not modelled: `autorate-ingress`, `nat`, fwmarks and tc filters, GSO splitting, and the memory
 //! limit (Linux counts each packet's `truesize`; tcplab's buffer counts packets or IP bytes).
 
 use std::collections::{HashMap, VecDeque};
@@ -636,6 +640,8 @@ pub struct Cake {
     /// and the deficits count them too, and COBALT's target grows with the bulk flows.
     ingress: bool,
     ack_filter: CakeAckFilter,
+    /// `wash`: a packet's DSCP is cleared once it has chosen its tin.
+    wash: bool,
     /// Which tin each DSCP goes to, and the tins (in Linux's order: a higher index wins a tie).
     tin_index: &'static [u8; 64],
     tins: Vec<Tin>,
@@ -687,6 +693,7 @@ impl Cake {
             framing: Framing { overhead: spec.overhead, mpu: spec.mpu, atm: spec.atm },
             ingress: spec.ingress,
             ack_filter: spec.ack_filter,
+            wash: spec.wash,
             tin_index,
             tins,
             tins_shaped: rate > 0,
@@ -829,9 +836,13 @@ impl Cake {
     /// The queueing half of `cake_enqueue`: the packet joins its tin's queue, which joins the
     /// new list as a sparse flow if it was on none or decaying. Into an empty tin, it restarts
     /// the tin's schedule from now if that has passed; into an empty CAKE, the shaper's too (no
-    /// credit for idle time). Returns the tin and the queue.
-    fn add(&mut self, pkt: Packet, now: Nanos) -> (usize, usize) {
+    /// credit for idle time). With `wash` the packet's DSCP is cleared once its tin is chosen
+    /// (`cake_handle_diffserv`). Returns the tin and the queue.
+    fn add(&mut self, mut pkt: Packet, now: Nanos) -> (usize, usize) {
         let t = self.tin_of(pkt.dscp());
+        if self.wash {
+            pkt.set_dscp(0);
+        }
         let mode = self.mode;
         let b = &mut self.tins[t];
         if b.qlen == 0 {
@@ -1537,6 +1548,19 @@ mod tests {
             let c = tins(diffserv);
             assert_eq!(c.tin_count(), n, "{diffserv:?}");
             assert_eq!(codepoints.map(|d| c.tin_of(d)), want, "{diffserv:?}");
+        }
+    }
+
+    #[test]
+    fn wash_clears_the_dscp_after_the_tin_is_chosen() {
+        for wash in [false, true] {
+            let (mut c, mut q) = (cake_with(CakeSpec { wash, ..CakeSpec::default() }, 20_000_000), DropTail::new(Some(10), None));
+            let mut p = pkt(0, 0, 0);
+            p.set_dscp(46);
+            p.set_ecn(Ecn::ECT0);
+            c.enqueue(&mut q, p, 0).unwrap();
+            let out = c.dequeue(&mut q, 0).expect("the packet");
+            assert_eq!((out.dscp(), out.ecn(), c.tin_sent(2).0), (if wash { 0 } else { 46 }, Ecn::ECT0, 1), "wash {wash}");
         }
     }
 
