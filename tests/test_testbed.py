@@ -247,20 +247,24 @@ def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Pa
     _assert_nothing_left()
 
 
-def test_cakes_shaper_in_the_router_holds_the_kernels_flows_to_its_rate(tmp_path: Path) -> None:
+def test_cakes_shaper_and_tins_in_the_router_hold_the_kernels_flows(tmp_path: Path) -> None:
     """Two kernel CUBIC flows through the router's CAKE shaped to 15 Mb/s on the 20-Mb/s
-    bottleneck (40 ms, 400 packets, 20 s): the shaper, not the link, is the bottleneck. The flows
-    carry at most its 14.86 Mb/s of IP packets (15 Mb/s of frames), and CAKE's queue stays short
-    with every drop its own (30-s runs, 2026-12-02, router twice and simulator: 6.81 / 6.83 and
-    6.86 / 6.81 Mb/s against 6.93 / 6.86, mean queue 3.47 and 3.56 packets against 3.31, 61, 61
-    and 63 drops, all CAKE's; docs/queues/cake.md)."""
-    toml = queues_testbed.cubic_and("cake", queues_testbed.SECOND["cubic"]) + '[topology.cake]\nbandwidth = "15Mbps"\n'
+    bottleneck (40 ms, 400 packets, 20 s), the second marked CS1 by iperf3's --dscp: the shaper,
+    not the link, is the bottleneck, and CAKE's diffserv3 (Linux's default) puts the marked flow
+    in its bulk tin, which has priority only up to 1/16 of the rate. The flows carry at most the
+    shaper's 14.86 Mb/s of IP packets (15 Mb/s of frames), the marked one little of it, and
+    CAKE's queue stays short with every drop its own (2026-12-02, 20 s: router 12.82 / 1.36 Mb/s,
+    mean queue 8.1 packets, 99 drops; simulator 12.79 / 1.37, 8.0, 102, all CAKE's. Unmarked,
+    30-s runs: router 6.81 / 6.83 and 6.86 / 6.81 Mb/s against 6.93 / 6.86, mean queue 3.47 and
+    3.56 packets against 3.31; docs/queues/cake.md)."""
+    toml = queues_testbed.cubic_and("cake", queues_testbed.SECOND["cubic"] + '\ndscp = "CS1"') + '[topology.cake]\nbandwidth = "15Mbps"\n'
     tb, sim = _on_both_backends(tmp_path, "cake-shaped", toml)
     for name, r in (("simulator", sim), ("testbed", tb)):
         with _kernel(r):
             fwd = r.queues.iloc[0]
-            total = r.summary()["throughput_mbps"].sum()
-            assert 13 < total < 15 * 1500 / 1514 + 0.01, (name, total)
+            rates = r.summary()["throughput_mbps"]
+            assert 13 < rates.sum() < 15 * 1500 / 1514 + 0.01, (name, list(rates))
+            assert rates.iloc[1] < 2.5 < 10 < rates.iloc[0], (name, list(rates))
             assert fwd["mean_pkts"] < 15 and fwd["dropped_pkts"] == fwd["early_drop_pkts"] > 0, (name, fwd)
     _assert_nothing_left()
 
