@@ -137,19 +137,22 @@ def test_a_discipline_that_cannot_mark_refuses_ecn(cli_refuses: Callable[[str], 
 def test_tshark_reads_the_marks_and_the_echo(tmp_path: Path) -> None:
     # The flow's pcap at its receiver: its data ECT(0) (ECN field 2) or CE (3) as CoDel marked it,
     # the receiver's ACKs with ECE after each mark, and the sender's CWR; tshark counts as many CE
-    # data packets as the receiver did. (iperf3's preamble: its set-up is in the file too.)
+    # data packets as the receiver did. (iperf3's preamble: its set-up is in the file too.) The
+    # flow is marked AF21 (DSCP 18) too: its data carry it beside their ECN field, its handshake
+    # and ACKs do not, as iperf3's --dscp.
     path = tmp_path / "ecn.toml"
     path.write_text(
         'name = "ecn"\nduration = "10s"\nseed = 1\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "codel"\n'
-        '[topology.codel]\necn = true\n[tcp]\necn = true\nsack_compression = true\npreamble = "iperf3"\n[[flows]]\nvariant = "cubic"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
+        '[topology.codel]\necn = true\n[tcp]\necn = true\nsack_compression = true\npreamble = "iperf3"\n[[flows]]\nvariant = "cubic"\ndscp = "AF21"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
     )
     pcap = tmp_path / "f1.pcap"
     p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap), "-q"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     marked = tcplab.simulate(tcplab.load_scenario(path)).flows.marked_pkts[0]
-    data = tshark(pcap, "ip.dsfield.ecn", where="tcp.len > 1000")  # the bulk data, not iperf3's set-up
-    assert set(data["ip.dsfield.ecn"]) <= {"2", "3"}
+    data = tshark(pcap, "ip.dsfield.ecn", "ip.dsfield.dscp", where="tcp.len > 1000")  # the bulk data, not iperf3's set-up
+    assert set(data["ip.dsfield.ecn"]) <= {"2", "3"} and set(data["ip.dsfield.dscp"]) == {"18"}
+    assert set(tshark(pcap, "ip.dsfield.dscp", where="tcp.len == 0")["ip.dsfield.dscp"]) == {"0"}
     assert (data["ip.dsfield.ecn"] == "3").sum() == marked > 0
     assert len(tshark(pcap, where="tcp.flags.ece == 1 && tcp.len == 0")) >= marked
     assert len(tshark(pcap, where="tcp.flags.cwr == 1 && tcp.len > 0")) > 0
