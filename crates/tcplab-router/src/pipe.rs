@@ -235,33 +235,20 @@ pub fn read_tcp_ack(packet: &[u8], pkt: &mut Packet) {
     }
 }
 
-/// Mark an ECN-capable IPv4 packet CE (RFC 3168 §5) and recompute its header checksum. Whether
-/// the mark is new (false for a packet already CE, or one that is not ECN-capable or not IPv4).
-pub fn ipv4_set_ce(packet: &mut [u8]) -> bool {
-    let ecn = ipv4_ecn(packet);
-    if ecn == Ecn::NOT_ECT || ecn == Ecn::CE {
+/// Write `tos` into an IPv4 packet's TOS byte (its DSCP and ECN field) and compute its header
+/// checksum anew. Whether the byte changed: not for a packet that is not IPv4, or one that
+/// already carries `tos`.
+pub fn ipv4_set_tos(packet: &mut [u8], tos: u8) -> bool {
+    if packet.len() < 20 || packet[0] >> 4 != 4 || packet[1] == tos {
         return false;
     }
-    write_tos(packet, packet[1] | Ecn::CE.bits());
-    true
-}
-
-/// Write `tos` into an IPv4 header's TOS byte and compute its checksum anew.
-fn write_tos(packet: &mut [u8], tos: u8) {
     packet[1] = tos;
     let ihl = ((packet[0] & 0x0f) as usize * 4).clamp(20, packet.len());
     packet[10] = 0;
     packet[11] = 0;
     let check = !ones_complement_sum(&packet[..ihl]);
     packet[10..12].copy_from_slice(&check.to_be_bytes());
-}
-
-/// Set an IPv4 packet's DSCP to `dscp`, its ECN field kept, and its header checksum anew.
-pub fn ipv4_set_dscp(packet: &mut [u8], dscp: u8) {
-    if packet.len() < 20 || packet[0] >> 4 != 4 || packet[1] >> 2 == dscp {
-        return;
-    }
-    write_tos(packet, dscp << 2 | packet[1] & 0b11);
+    true
 }
 
 /// The Internet checksum's 16-bit one's-complement sum of `bytes` (RFC 1071; an odd last byte
@@ -466,13 +453,9 @@ impl Pipe {
             }
             // CoDel may have dropped every packet left.
             let Some(pkt) = pkt else { continue };
-            if pkt.ecn() == Ecn::CE {
-                self.write_ce(pkt.seq);
-            }
-            if self.wash {
-                let start = pkt.seq as usize * SLOT_BYTES;
-                let len = self.lens[pkt.seq as usize] as usize;
-                ipv4_set_dscp(&mut self.slab[start..start + len], pkt.dscp());
+            // The discipline may have changed the DS field: a CE mark, CAKE's wash.
+            if pkt.ecn() == Ecn::CE || self.wash {
+                self.write_tos(&pkt);
             }
             let start = start_at.max(pkt.enq_ns);
             if start > start_at {
@@ -492,14 +475,16 @@ impl Pipe {
         }
     }
 
-    /// The discipline marked the packet in slot `slot` CE (on arrival or at the head): write the
-    /// mark into its IP header, and count it against its source if it is new here.
+    /// The discipline changed the DS field of the packet in slot `pkt.seq` (a CE mark, on arrival
+    /// or at the head; CAKE's wash): write `pkt.tos` into its IP header, and count a CE mark new
+    /// here against its source.
     #[cold]
-    fn write_ce(&mut self, slot: u32) {
-        let start = slot as usize * SLOT_BYTES;
-        let len = self.lens[slot as usize] as usize;
-        if ipv4_set_ce(&mut self.slab[start..start + len]) {
-            if let Some(s) = ipv4_source(&self.slab[start..start + len]).and_then(|a| self.stats.source(a)) {
+    fn write_tos(&mut self, pkt: &Packet) {
+        let start = pkt.seq as usize * SLOT_BYTES;
+        let bytes = &mut self.slab[start..start + self.lens[pkt.seq as usize] as usize];
+        let was_ce = ipv4_ecn(bytes) == Ecn::CE;
+        if ipv4_set_tos(bytes, pkt.tos) && pkt.ecn() == Ecn::CE && !was_ce {
+            if let Some(s) = ipv4_source(bytes).and_then(|a| self.stats.source(a)) {
                 s.marked += 1;
             }
         }

@@ -645,9 +645,6 @@ pub struct Cake {
     /// Which tin each DSCP goes to, and the tins (in Linux's order: a higher index wins a tie).
     tin_index: &'static [u8; 64],
     tins: Vec<Tin>,
-    /// Whether the tins choose by their thresholds' schedules (any rate, the shaper's or the
-    /// link's) or, with no rate, by their weights in turn from `cur_tin`.
-    tins_shaped: bool,
     cur_tin: usize,
     /// Each flow's hosts (by flow index: the data's source and destination node); without a
     /// table, a flow is a host of its own at each end.
@@ -696,7 +693,6 @@ impl Cake {
             wash: spec.wash,
             tin_index,
             tins,
-            tins_shaped: rate > 0,
             cur_tin: 0,
             flow_hosts: Vec::new(),
             qlen: 0,
@@ -729,6 +725,13 @@ impl Cake {
     pub fn tin_tuning(&self, t: usize) -> (Nanos, Nanos, Nanos, u32) {
         let b = &self.tins[t];
         (b.params.target_ns, b.params.interval_ns, b.params.mtu_time_ns, b.flow_quantum)
+    }
+
+    /// Whether the tins choose by their thresholds' schedules (any rate, the shaper's or the
+    /// link's: the first tin's threshold is the whole rate) or, with no rate, by their weights in
+    /// turn from `cur_tin`.
+    fn tins_shaped(&self) -> bool {
+        self.tins[0].rate_ns != 0
     }
 
     /// The tins (1 for `besteffort`, 3 for `diffserv3` …).
@@ -898,7 +901,7 @@ impl Cake {
     /// schedule, else the one nearest to it; without, the next in turn with a deficit left
     /// (each passed over gets its quantum). `None` when no tin has a queue on its lists.
     fn choose_tin(&mut self, now: Nanos) -> Option<usize> {
-        if self.tins_shaped {
+        if self.tins_shaped() {
             let (mut best_time, mut best) = (i64::MAX, None);
             for (t, b) in self.tins.iter().enumerate() {
                 if b.active() {
@@ -1029,7 +1032,7 @@ impl Cake {
     /// (from now, at most, when it was ahead of now), the shaper's time by their time at the
     /// rate, and for a packet sent (not `dropped`) the failsafe's by 1.5 times that.
     fn advance_shaper(&mut self, t: usize, len: u32, dropped: bool, now: Nanos) {
-        if self.tins_shaped {
+        if self.tins_shaped() {
             let b = &mut self.tins[t];
             let tin_dur = (len as u64 * b.rate_ns) >> b.rate_shft;
             if b.time_next_ns < now {
