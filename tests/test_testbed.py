@@ -269,6 +269,28 @@ def test_cakes_shaper_and_tins_in_the_router_hold_the_kernels_flows(tmp_path: Pa
     _assert_nothing_left()
 
 
+def test_the_router_follows_the_bottleneck_schedule_from_the_runs_start(tmp_path: Path) -> None:
+    """The kernel's CUBIC on a bottleneck of 20 Mb/s, 5 from 6 s, 12 from 12 s (40 ms, 1 BDP,
+    18 s): the router counts the schedule from the run's start, which it marks itself, and both
+    backends carry each rate's goodput ceiling inside each phase (the seconds next to a step left
+    out: a step shows about 0.14 s early in the testbed's seconds, docs/testbed.md). 2026-12-02:
+    the router's phases' middles at 19.31 / 4.83 / 11.58 Mb/s, the simulator's the same."""
+    toml = 'duration = "18s"\nwindow = "3s:18s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "1bdp"\n' \
+        'bottleneck_schedule = [["6s", "5Mbps"], ["12s", "12Mbps"]]\n[[flows]]\nvariant = "cubic"\n'
+    tb, sim = _on_both_backends(tmp_path, "schedule", toml)
+    router = tb.meta["backend_info"]["router"]
+    assert router["rate_schedule"] == [[6 * 10**9, 5_000_000], [12 * 10**9, 12_000_000]] and router["rate_changes"] == 2, router
+    for name, r in (("simulator", sim), ("testbed", tb)):
+        with _kernel(r):
+            series = r.intervals.set_index("t_s")["throughput_mbps"]
+            for seconds, rate in (([4, 5], 20), ([9, 10, 11], 5), ([15, 16, 17], 12)):
+                ceiling = rate * 1448 / 1500
+                mean = series.loc[seconds].mean()
+                # iperf3's seconds are its timer's: one a stall stretched holds a little more.
+                assert 0.85 * ceiling < mean <= 1.02 * ceiling, (name, rate, list(series.loc[seconds]))
+    _assert_nothing_left()
+
+
 @pytest.mark.parametrize("queue", ["csfq", "fq_pie"])
 def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_and_bbr(tmp_path: Path, queue: str) -> None:
     """The kernel's CUBIC and BBR into a 400-packet buffer through the router's CSFQ or FQ-PIE:

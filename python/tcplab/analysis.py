@@ -360,7 +360,8 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     ``window`` is ``(start_s, stop_s)`` for J(t); by default each run's own, from its scenario
     (``Scenario.measurement_window``), else :func:`measurement_window` of its last interval's end.
     The bottleneck's rate: ``capacity_mbps``, else the run's scenario (a dumbbell's ``bottleneck``,
-    a graph's link of :func:`bottleneck_queues`), else a ``topology.bottleneck`` axis or parameter.
+    a graph's link of :func:`bottleneck_queues`; with a rate schedule, its mean over the window),
+    else a ``topology.bottleneck`` axis or parameter.
     """
     check_frames(frames)
     runs = frames.runs.reset_index(drop=True)
@@ -380,7 +381,7 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
         for flow in shares.columns:
             out[f"flow{int(flow) + 1}_share"] = out["run_id"].map(shares[flow])
     out["total_mbps"] = out["run_id"].map(by_run["throughput_mbps"].sum())
-    out["utilisation"] = out["total_mbps"] / _capacity(frames, out, capacity_mbps)
+    out["utilisation"] = out["total_mbps"] / _capacity(frames, out, capacity_mbps, window)
     if {"sent_pkts", "dropped_pkts"} <= set(flows.columns):
         sent = by_run["sent_pkts"].sum()
         out["drop_rate"] = out["run_id"].map(by_run["dropped_pkts"].sum() / sent.where(sent > 0))
@@ -427,7 +428,7 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
 
 def bottleneck_queues(frames: Frames) -> pd.DataFrame | None:
     """Each run's bottleneck queue: its ``queues`` row with ``rate_mbps`` (the link's rate from the
-    run's scenario; NaN where unknown). A dumbbell's is the link from ``router1`` to ``router2``; in
+    run's scenario, with a rate schedule its mean over the run's window; NaN where unknown). A dumbbell's is the link from ``router1`` to ``router2``; in
     a graph, the link with the largest time-average occupancy (where a standing queue builds),
     ties broken by drops. None without ``queues``."""
     queues = frames.queues
@@ -443,13 +444,13 @@ def bottleneck_queues(frames: Frames) -> pd.DataFrame | None:
             forward = links[(links["from_name"] == "router1") & (links["to_name"] == "router2")]
             if len(forward):
                 chosen = forward.iloc[0]
-                rate = _rate_mbps(topology.get("bottleneck"))
+                rate = _link_rate_mbps(topology, "bottleneck", "bottleneck_schedule", _own_window(scenario))
         if chosen is None:
             chosen = links.sort_values(["mean_pkts", "dropped_pkts"], ascending=False, kind="stable").iloc[0]
             graph_links = topology.get("links") or []
             link = int(chosen["link"])
             if topology.get("kind") == "graph" and 0 <= link < len(graph_links):
-                rate = _rate_mbps(graph_links[link].get("rate"))
+                rate = _link_rate_mbps(graph_links[link], "rate", "rate_schedule", _own_window(scenario))
         rows.append({**chosen.to_dict(), "run_id": run_id, "rate_mbps": rate})
     return pd.DataFrame(rows)
 
@@ -463,12 +464,53 @@ def _rate_mbps(text: Any) -> float:
         return np.nan
 
 
-def _capacity(frames: Frames, out: pd.DataFrame, capacity_mbps: float | None) -> pd.Series:
-    """The bottleneck's rate (Mb/s) per run of ``out``: see :func:`per_run`."""
+def _link_rate_mbps(link: Mapping[str, Any], rate_key: str, schedule_key: str, window: tuple[float, float] | None) -> float:
+    """A link's rate (Mb/s) in a stored scenario's ``link`` table (a dumbbell's topology, a graph's
+    link): ``rate_key``, or with a ``schedule_key`` the time-weighted mean of its rates over
+    ``window`` (seconds from the run's start; ``rate_key`` alone without a window)."""
+    base = _rate_mbps(link.get(rate_key))
+    schedule = link.get(schedule_key)
+    if schedule is None or window is None or math.isnan(base) or window[1] <= window[0]:
+        return base
+    from pydantic import TypeAdapter
+
+    from .config import LinkSchedule, schedule_points
+
+    try:
+        points = schedule_points(TypeAdapter(LinkSchedule).validate_python(schedule))
+    except ValueError:
+        return np.nan
+    steps = [(0.0, base)] + [(t / 1e9, r / 1e6) for t, r in points]
+    start, stop = window
+    ends = [t for t, _ in steps[1:]] + [math.inf]
+    area = sum(rate * max(0.0, min(end, stop) - max(t, start)) for (t, rate), end in zip(steps, ends))
+    return area / (stop - start)
+
+
+def _own_window(scenario: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """A stored scenario's measurement window in seconds, None without its duration."""
+    if not scenario or "duration" not in scenario:
+        return None
+    try:
+        return _scenario_window(scenario.get("window"), scenario["duration"], scenario.get("interval", "1s"))
+    except UnitError:
+        return None
+
+
+def _capacity(frames: Frames, out: pd.DataFrame, capacity_mbps: float | None, window: tuple[float, float] | None = None) -> pd.Series:
+    """The bottleneck's rate (Mb/s) per run of ``out`` over ``window`` (default each run's own):
+    see :func:`per_run`."""
     if capacity_mbps is not None:
         return pd.Series(float(capacity_mbps), index=out.index)
-    topology = out["run_id"].map(lambda r: (frames.scenarios.get(str(r)) or {}).get("topology") or {})
-    rate = topology.map(lambda t: _rate_mbps(t.get("bottleneck")) if t.get("kind", "dumbbell") == "dumbbell" else np.nan).astype(float)
+
+    def dumbbell_rate(run_id: Any) -> float:
+        scenario = frames.scenarios.get(str(run_id)) or {}
+        topology = scenario.get("topology") or {}
+        if topology.get("kind", "dumbbell") != "dumbbell":
+            return np.nan
+        return _link_rate_mbps(topology, "bottleneck", "bottleneck_schedule", window or _own_window(scenario))
+
+    rate = out["run_id"].map(dumbbell_rate).astype(float)
     queues = bottleneck_queues(frames)
     if queues is not None:
         rate = rate.fillna(out["run_id"].map(queues.set_index("run_id")["rate_mbps"]).astype(float))

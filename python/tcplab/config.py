@@ -54,6 +54,7 @@ __all__ = [
     "CbrFlow",
     "DccpFlow",
     "CbrSteps",
+    "RateSteps",
     "load_scenario",
     "read_toml",
     "set_path",
@@ -589,6 +590,69 @@ QUEUES: dict[str, tuple[str, str]] = {
 _QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fq_pie": FqPie, "fred": Fred, "csfq": Csfq, "cake": Cake}
 
 
+class RateSteps(_Model):
+    """A stepped rate (a CBR flow's, a link's): ``from``, ``from ± step``, … up to ``to``, changing
+    ``every`` period."""
+
+    from_: PositiveRate = Field(alias="from", description="first rate")
+    to: PositiveRate = Field(description="last rate")
+    step: PositiveRate = Field(description="rate change per step")
+    every: PositiveTime = Field(description="time between steps")
+
+    #: Steps beyond this are refused (a typo such as step = '1bps').
+    MAX_STEPS: ClassVar[int] = 100_000
+
+    def _check(self) -> None:
+        if abs(self.to.bps - self.from_.bps) // self.step.bps > self.MAX_STEPS:
+            raise _invalid(f"expected at most {self.MAX_STEPS} steps between 'from' and 'to'", at="step", value=str(self.step))
+
+    def points(self) -> list[tuple[int, int]]:
+        """``(offset_ns, rate_bps)`` from the schedule's origin; the last rate is ``to`` exactly."""
+        lo, hi, step = self.from_.bps, self.to.bps, self.step.bps
+        sign = 1 if hi >= lo else -1
+        rates = [lo + sign * k * step for k in range(abs(hi - lo) // step + 1)]
+        if rates[-1] != hi:
+            rates.append(hi)
+        return [(k * self.every.ns, rate) for k, rate in enumerate(rates)]
+
+
+def _schedule_tag(value: Any) -> str:
+    return "~points" if isinstance(value, (list, tuple)) else "~steps"
+
+
+#: The name a CBR flow's steps had first; the same model.
+CbrSteps = RateSteps
+
+CbrSchedule = Annotated[
+    Union[Annotated[RateSteps, Tag("~steps")], Annotated[list[tuple[NonNegativeTime, NonNegativeRate]], Tag("~points")]],
+    Discriminator(_schedule_tag),
+]
+
+#: A link's rate over time: the CBR schedule's two forms, every rate positive.
+LinkSchedule = Annotated[
+    Union[Annotated[RateSteps, Tag("~steps")], Annotated[list[tuple[NonNegativeTime, PositiveRate]], Tag("~points")]],
+    Discriminator(_schedule_tag),
+]
+
+
+def schedule_points(schedule: RateSteps | list[tuple[Time, Rate]]) -> list[tuple[int, int]]:
+    """``(offset_ns, rate_bps)`` of a schedule in either form, in time order."""
+    if isinstance(schedule, RateSteps):
+        return schedule.points()
+    return sorted((t.ns, r.bps) for t, r in schedule)
+
+
+def _link_schedule(schedule: RateSteps | list[tuple[Time, Rate]] | None, at: str) -> list[tuple[int, int]]:
+    """A link schedule's points, refused when two share a time."""
+    points = schedule_points(schedule) if schedule is not None else []
+    for (t0, _), (t1, _) in zip(points, points[1:]):
+        if t0 == t1:
+            raise _invalid("expected one rate per time", at=at, value=str(Time(t1)))
+    return points
+
+
+
+
 class _QueueChoice(_Model):
     """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``,
     ``fq_codel``, ``fq_pie``, ``fred``, ``csfq``, ``cake``), which only that discipline may have.
@@ -648,6 +712,11 @@ class Dumbbell(_QueueChoice):
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
     loss: Probability = Field(0.0, description="random loss probability on the forward bottleneck")
     reverse_loss: Probability = Field(0.0, description="random loss probability on the reverse (ACK) bottleneck")
+    bottleneck_schedule: Optional[LinkSchedule] = Field(
+        None,
+        description="the bottleneck's rate over time, both directions: a list of [time, rate] from the run's start, or stepped "
+        "{from, to, step, every} from 0; 'bottleneck' until the first time (and always for a buffer in 'bdp' and the queue's tuning)",
+    )
     rtt_offset: Optional[NonNegativeTime] = Field(
         None,
         description="delay added to the round trip, half each way on the bottleneck, that the BDP a buffer in 'bdp' is sized by leaves out "
@@ -656,6 +725,11 @@ class Dumbbell(_QueueChoice):
 
     def _check(self) -> None:
         self._check_queue(self.bottleneck.bps)
+        self.rate_points()
+
+    def rate_points(self) -> list[tuple[int, int]]:
+        """``bottleneck_schedule`` as ``(time_ns, rate_bps)`` from the run's start (empty without one)."""
+        return _link_schedule(self.bottleneck_schedule, "bottleneck_schedule")
 
     @property
     def loop_rtt(self) -> Time:
@@ -687,9 +761,17 @@ class Link(_QueueChoice):
     csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
     cake: Optional[Cake] = Field(None, description="CAKE's parameters when queue = 'cake' (default: Linux's)")
     loss: Probability = Field(0.0, description="random loss probability")
+    rate_schedule: Optional[LinkSchedule] = Field(
+        None, description="the link's rate over time: a list of [time, rate] from the run's start, or stepped {from, to, step, every} from 0; 'rate' until the first time"
+    )
 
     def _check(self) -> None:
         self._check_queue(self.rate.bps)
+        self.rate_points()
+
+    def rate_points(self) -> list[tuple[int, int]]:
+        """``rate_schedule`` as ``(time_ns, rate_bps)`` from the run's start (empty without one)."""
+        return _link_schedule(self.rate_schedule, "rate_schedule")
 
     @field_validator("buffer")
     @classmethod
@@ -902,41 +984,6 @@ class TcpFlow(_TcpOverrides, _Flow):  # type: ignore[misc, valid-type]
             raise _invalid(f"expected a TCP variant: one of {', '.join(dict.fromkeys([*variants.tcp_names(), *extra]))}; or {', '.join(variants.DCCP)} for DCCP") from None
 
 
-class CbrSteps(_Model):
-    """A stepped CBR rate: ``from``, ``from ± step``, … up to ``to``, changing ``every`` period."""
-
-    from_: PositiveRate = Field(alias="from", description="first rate")
-    to: PositiveRate = Field(description="last rate")
-    step: PositiveRate = Field(description="rate change per step")
-    every: PositiveTime = Field(description="time between steps")
-
-    #: Steps beyond this are refused (a typo such as step = '1bps').
-    MAX_STEPS: ClassVar[int] = 100_000
-
-    def _check(self) -> None:
-        if abs(self.to.bps - self.from_.bps) // self.step.bps > self.MAX_STEPS:
-            raise _invalid(f"expected at most {self.MAX_STEPS} steps between 'from' and 'to'", at="step", value=str(self.step))
-
-    def points(self) -> list[tuple[int, int]]:
-        """``(offset_ns, rate_bps)`` from the flow's start; the last rate is ``to`` exactly."""
-        lo, hi, step = self.from_.bps, self.to.bps, self.step.bps
-        sign = 1 if hi >= lo else -1
-        rates = [lo + sign * k * step for k in range(abs(hi - lo) // step + 1)]
-        if rates[-1] != hi:
-            rates.append(hi)
-        return [(k * self.every.ns, rate) for k, rate in enumerate(rates)]
-
-
-def _schedule_tag(value: Any) -> str:
-    return "~points" if isinstance(value, (list, tuple)) else "~steps"
-
-
-CbrSchedule = Annotated[
-    Union[Annotated[CbrSteps, Tag("~steps")], Annotated[list[tuple[NonNegativeTime, NonNegativeRate]], Tag("~points")]],
-    Discriminator(_schedule_tag),
-]
-
-
 class CbrFlow(_Flow):
     """A UDP constant-bit-rate flow: one ``rate``, or a ``schedule`` of rates over time."""
 
@@ -958,9 +1005,7 @@ class CbrFlow(_Flow):
         """``(offset_ns, rate_bps)`` from the flow's start, piecewise constant."""
         if self.rate is not None:
             return [(0, self.rate.bps)]
-        if isinstance(self.schedule, CbrSteps):
-            return self.schedule.points()
-        return sorted((t.ns, r.bps) for t, r in self.schedule or [])
+        return schedule_points(self.schedule or [])
 
 
 class DccpFlow(_Flow):
@@ -1220,7 +1265,7 @@ class Scenario(_Model):
                 "access_queue": _droptail(topo.access_buffer.limit(topo.access_rate.bps, topo.rtt.ns)),
                 "loss": topo.loss,
                 "reverse_loss": topo.reverse_loss,
-            }
+            } | ({"bottleneck_schedule": topo.rate_points()} if topo.bottleneck_schedule is not None else {})
         index = {node: i for i, node in enumerate(topo.nodes)}
         return {
             "kind": "graph",
@@ -1234,6 +1279,7 @@ class Scenario(_Model):
                     "queue": link.queue_spec(link.buffer.limit()),
                     "loss": link.loss,
                 }
+                | ({"rate_schedule": link.rate_points()} if link.rate_schedule is not None else {})
                 for link in topo.links
             ],
         }

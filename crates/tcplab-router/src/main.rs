@@ -13,6 +13,10 @@
 //! and exit 0. One thread per direction, SCHED_FIFO when permitted, sleeping on a timerfd armed at
 //! the next absolute deadline while polling the TUN device: no busy-waiting.
 //!
+//! `--rate-schedule JSON` changes the rate over the run: `[[offset_ns, rate_bps], ...]` from the
+//! run's start, which SIGUSR2 marks (the router answers `started NS` on stdout, NS its
+//! CLOCK_MONOTONIC time of the start); both directions follow it unless `--rev-rate-bps` is given.
+//!
 //! A wake-up more than `--stall-us` (default 1000; 0: none) late is a stall, counted in the report;
 //! with `--stop-clock-on-stall` the pipe's clock stops for it (`pipe`; docs/testbed.md, "Stalls").
 
@@ -29,7 +33,7 @@ use tcplab_router::report;
 use tcplab_router::sys::{self, Signal, Signals, Timer, Tun};
 use tcplab_sim::spec::QueueSpec;
 
-const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
+const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rate-schedule JSON] [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
 --queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--stall-us N] [--stop-clock-on-stall] [--seed N] [--report FILE] [--pcap-fwd FILE]";
 
 /// Longest sleep without checking for a stop or report request.
@@ -56,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
     let (mut rate, mut rev_rate, mut delay, mut rev_delay) = (None, None, None, None);
     let (mut overhead, mut slots, mut rt, mut report, mut pcap_fwd) = (0u32, 32_768usize, Some(50), None, None);
     let (mut stall_us, mut stop_clock_on_stall, mut seed) = (DEFAULT_STALL_US, false, 1u64);
+    let mut schedule: Vec<(u64, u64)> = Vec::new();
     fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
         v.parse().map_err(|_| format!("{flag}: '{v}' is not a non-negative integer"))
@@ -66,6 +71,13 @@ fn parse_args() -> Result<Args, String> {
             "--rev" => rev = it.next(),
             "--rate-bps" => rate = Some(num::<u64>(&flag, it.next())?),
             "--rev-rate-bps" => rev_rate = Some(num::<u64>(&flag, it.next())?),
+            "--rate-schedule" => {
+                let text = it.next().ok_or("--rate-schedule needs a value")?;
+                schedule = serde_json::from_str(&text).map_err(|e| format!("--rate-schedule: '{text}' is not a list of [offset_ns, rate_bps] ({e})"))?;
+                if schedule.iter().any(|&(_, rate)| rate == 0) || schedule.windows(2).any(|w| w[1].0 <= w[0].0) {
+                    return Err(format!("--rate-schedule: '{text}': expected positive rates at increasing offsets"));
+                }
+            }
             "--delay-ns" => delay = Some(num::<u64>(&flag, it.next())?),
             "--rev-delay-ns" => rev_delay = Some(num::<u64>(&flag, it.next())?),
             "--overhead-bytes" => overhead = num(&flag, it.next())?,
@@ -96,12 +108,13 @@ fn parse_args() -> Result<Args, String> {
         return Err("--slots must be positive".into());
     }
     let stall_ns = (stall_us > 0).then(|| stall_us * 1_000);
-    let cfg = |rate_bps, delay_ns, stream| PipeConfig { rate_bps, delay_ns, overhead_bytes: overhead, queue: queue.clone(), seed, stream, slots, stall_ns, stop_clock_on_stall };
+    let cfg = |rate_bps, rate_schedule, delay_ns, stream| PipeConfig { rate_bps, rate_schedule, delay_ns, overhead_bytes: overhead, queue: queue.clone(), seed, stream, slots, stall_ns, stop_clock_on_stall };
+    let rev_schedule = if rev_rate.is_some() { Vec::new() } else { schedule.clone() };
     Ok(Args {
         fwd: fwd.ok_or("--fwd is required")?,
         rev: rev.ok_or("--rev is required")?,
-        fwd_cfg: cfg(rate, delay, 0),
-        rev_cfg: cfg(rev_rate.unwrap_or(rate), rev_delay.unwrap_or(delay), 1),
+        fwd_cfg: cfg(rate, schedule, delay, 0),
+        rev_cfg: cfg(rev_rate.unwrap_or(rate), rev_schedule, rev_delay.unwrap_or(delay), 1),
         rt_priority: rt,
         report,
         pcap_fwd,
@@ -113,6 +126,8 @@ struct Control {
     stop: AtomicBool,
     /// Bumped by the main thread to ask for a report; each direction answers once per bump.
     report_gen: AtomicU64,
+    /// The run's start (CLOCK_MONOTONIC ns) once SIGUSR2 marked it; 0 before.
+    started_ns: AtomicU64,
 }
 
 /// One direction's loop; returns its final report.
@@ -139,6 +154,10 @@ fn run_direction(
     let mut seen_gen = 0;
     let name = tun.name.clone();
     while !control.stop.load(Ordering::Relaxed) {
+        let started = control.started_ns.load(Ordering::Relaxed);
+        if started != 0 {
+            pipe.start_schedule(started);
+        }
         let gen = control.report_gen.load(Ordering::Relaxed);
         if gen != seen_gen {
             seen_gen = gen;
@@ -236,7 +255,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let control = Arc::new(Control { stop: AtomicBool::new(false), report_gen: AtomicU64::new(0) });
+    let control = Arc::new(Control { stop: AtomicBool::new(false), report_gen: AtomicU64::new(0), started_ns: AtomicU64::new(0) });
     let (tx, rx) = mpsc::channel();
     let rev_tun = tuns.pop().expect("two devices");
     let fwd_tun = tuns.pop().expect("two devices");
@@ -255,6 +274,12 @@ fn main() -> ExitCode {
     loop {
         match signals.wait(200) {
             Ok(Some(Signal::Stop)) => break,
+            Ok(Some(Signal::Start)) => {
+                // Once: a second SIGUSR2 is answered with the first start.
+                let now = sys::now_ns();
+                let started = control.started_ns.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed).map_or_else(|first| first, |_| now);
+                println!("started {started}");
+            }
             Ok(Some(Signal::Report)) => {
                 control.report_gen.fetch_add(1, Ordering::Relaxed);
                 let got: Vec<Value> = (0..workers.len()).filter_map(|_| rx.recv_timeout(std::time::Duration::from_secs(1)).ok()).collect();

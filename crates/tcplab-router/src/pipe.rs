@@ -35,6 +35,9 @@ pub const SLOT_BYTES: usize = 2048;
 #[derive(Clone, Debug)]
 pub struct PipeConfig {
     pub rate_bps: u64,
+    /// Later rates: `(offset_ns, rate_bps)` from the schedule's start ([`Pipe::start_schedule`]),
+    /// in increasing time; a packet is serialised at the rate of its start time.
+    pub rate_schedule: Vec<(Nanos, u64)>,
     /// One-way delay added after serialisation.
     pub delay_ns: Nanos,
     /// Bytes added to each packet's size for the rate (e.g. 38 for Ethernet framing); 0 counts IP bytes.
@@ -284,6 +287,12 @@ pub struct Pipe {
     read_acks: bool,
     /// Whether the queue clears the DSCP of what it sends (CAKE's `wash`).
     wash: bool,
+    /// The rate packets are serialised at now.
+    rate_bps: u64,
+    /// The pipe's time of the rate schedule's start, once started.
+    schedule_start_ns: Option<Nanos>,
+    /// Rate changes of the schedule applied so far.
+    rate_changes: usize,
     pub stats: Stats,
 }
 
@@ -311,6 +320,9 @@ impl Pipe {
             last_stall_ns: 0,
             read_acks: matches!(&cfg.queue, QueueSpec::Cake { cake, .. } if cake.ack_filter != CakeAckFilter::None),
             wash: matches!(&cfg.queue, QueueSpec::Cake { cake, .. } if cake.wash),
+            rate_bps: cfg.rate_bps,
+            schedule_start_ns: None,
+            rate_changes: 0,
             stats: Stats::new(),
             cfg,
         }
@@ -364,8 +376,31 @@ impl Pipe {
         due
     }
 
-    fn tx_ns(&self, size: u32) -> Nanos {
-        tx_time_ns(size + self.cfg.overhead_bytes, self.cfg.rate_bps)
+    /// Start the rate schedule at real time `now` (CLOCK_MONOTONIC, as every `now` here): its
+    /// offsets count from there. Once only; later calls change nothing.
+    pub fn start_schedule(&mut self, now: Nanos) {
+        self.schedule_start_ns.get_or_insert(now.saturating_sub(self.stopped_ns));
+    }
+
+    /// The rate now (the schedule's latest step, else the configured rate) and how many of the
+    /// schedule's steps have come.
+    pub fn rate(&self) -> (u64, usize) {
+        (self.rate_bps, self.rate_changes)
+    }
+
+    /// Serialisation time of a `size`-byte packet starting at pipe time `start`: at the rate
+    /// of the schedule's latest step at or before `start`.
+    fn tx_ns(&mut self, size: u32, start: Nanos) -> Nanos {
+        if let Some(origin) = self.schedule_start_ns {
+            while let Some(&(offset, rate)) = self.cfg.rate_schedule.get(self.rate_changes) {
+                if origin + offset > start {
+                    break;
+                }
+                self.rate_bps = rate;
+                self.rate_changes += 1;
+            }
+        }
+        tx_time_ns(size + self.cfg.overhead_bytes, self.rate_bps)
     }
 
     fn occupancy_to(&mut self, t: Nanos) {
@@ -462,7 +497,7 @@ impl Pipe {
                 self.occupancy_to(start);
             }
             self.stats.sojourn.record(start - pkt.enq_ns);
-            let finish = start + self.tx_ns(pkt.size_bytes);
+            let finish = start + self.tx_ns(pkt.size_bytes, start);
             self.link_free_ns = finish;
             self.delay_line.push_back((finish + self.cfg.delay_ns, pkt.seq));
         }
@@ -577,6 +612,7 @@ mod tests {
     fn pipe(rate_bps: u64, delay_ns: Nanos, limit_pkts: u64) -> Pipe {
         Pipe::new(PipeConfig {
             rate_bps,
+            rate_schedule: Vec::new(),
             delay_ns,
             overhead_bytes: 0,
             queue: QueueSpec::Droptail { limit_pkts: Some(limit_pkts), limit_bytes: None },
@@ -675,10 +711,51 @@ mod tests {
         assert_eq!(p.next_deadline(), Some(51 * MS));
     }
 
+    /// Each packet's tag and release time, servicing the pipe at each deadline until it is empty.
+    fn releases(p: &mut Pipe) -> Vec<(u8, Nanos)> {
+        let mut out = Vec::new();
+        while let Some(t) = p.next_deadline() {
+            out.extend(drain(p, t).into_iter().map(|tag| (tag, t)));
+        }
+        out
+    }
+
+    #[test]
+    fn the_rate_schedule_counts_from_its_start_and_a_packet_keeps_its_starting_rate() {
+        // 1000 B: 1 ms at 8 Mb/s, 2 ms at 4 Mb/s from 4.5 ms after the schedule's start.
+        let scheduled = |start: Option<Nanos>| {
+            let mut p = pipe(8_000_000, 0, 20);
+            p.cfg.rate_schedule = vec![(4_500_000, 4_000_000)];
+            if let Some(t) = start {
+                p.start_schedule(t);
+            }
+            offer_burst(&mut p, 9, 1000, 0);
+            (releases(&mut p), p.rate())
+        };
+        // Not started: the configured rate throughout.
+        let (out, rate) = scheduled(None);
+        assert_eq!(out, (0..9).map(|k| (k, (k as Nanos + 1) * MS)).collect::<Vec<_>>());
+        assert_eq!(rate, (8_000_000, 0));
+        // Started at 1 ms: the change is at 5.5 ms; packet 5 started at 5 ms and keeps 1 ms,
+        // packet 6 starts at 6 ms and takes 2.
+        let (out, rate) = scheduled(Some(MS));
+        let ends = [1, 2, 3, 4, 5, 6, 8, 10, 12];
+        assert_eq!(out, (0..9).map(|k| (k, ends[k as usize] * MS)).collect::<Vec<_>>());
+        assert_eq!(rate, (4_000_000, 1));
+        // A second start changes nothing.
+        let mut p = pipe(8_000_000, 0, 20);
+        p.cfg.rate_schedule = vec![(0, 4_000_000)];
+        p.start_schedule(10 * MS);
+        p.start_schedule(0);
+        offer_burst(&mut p, 2, 1000, 0);
+        assert_eq!(releases(&mut p), vec![(0, MS), (1, 2 * MS)]);
+    }
+
     #[test]
     fn overhead_bytes_slow_the_rate() {
         let mut p = Pipe::new(PipeConfig {
             rate_bps: 8_000_000,
+            rate_schedule: Vec::new(),
             delay_ns: 0,
             overhead_bytes: 24,
             queue: QueueSpec::Droptail { limit_pkts: Some(10), limit_bytes: None },
@@ -767,6 +844,7 @@ mod tests {
     fn slots_run_out_before_the_queue_does() {
         let mut p = Pipe::new(PipeConfig {
             rate_bps: 1_000_000,
+            rate_schedule: Vec::new(),
             delay_ns: 0,
             overhead_bytes: 0,
             queue: QueueSpec::Droptail { limit_pkts: Some(100), limit_bytes: None },
@@ -848,6 +926,7 @@ mod tests {
     fn aqm_pipe(queue: QueueSpec) -> Pipe {
         Pipe::new(PipeConfig {
             rate_bps: 12_000_000,
+            rate_schedule: Vec::new(),
             delay_ns: MS,
             overhead_bytes: 0,
             queue,
@@ -867,7 +946,7 @@ mod tests {
     fn cakes_shaper_spaces_the_packets_and_wakes_the_pipe() {
         let cake = CakeSpec { bandwidth: CakeBandwidth::RateBps(10_000_000), target_ns: 50 * MS, ..Default::default() };
         let mut p = aqm_pipe(QueueSpec::Cake { limit_pkts: Some(100), limit_bytes: None, cake });
-        p.cfg.rate_bps = 1_000_000_000;
+        (p.cfg.rate_bps, p.rate_bps) = (1_000_000_000, 1_000_000_000);
         p.cfg.delay_ns = 0;
         for _ in 0..10 {
             assert!(offer_from(&mut p, 1, 1500, 0));

@@ -23,9 +23,13 @@ fn addr(a: u32) -> String {
 /// One direction: its configuration, counters, queue occupancy, sojourn and timer lateness.
 pub fn direction(name: &str, pipe: &Pipe, stats: &Stats, realtime: bool) -> Value {
     let cfg = pipe.config();
+    let (rate_now_bps, rate_changes) = pipe.rate();
     json!({
         "device": name,
         "rate_bps": cfg.rate_bps,
+        "rate_schedule": cfg.rate_schedule,
+        "rate_now_bps": rate_now_bps,
+        "rate_changes": rate_changes,
         "delay_ns": cfg.delay_ns,
         "overhead_bytes": cfg.overhead_bytes,
         "slots": cfg.slots,

@@ -137,9 +137,11 @@ pub enum Signal {
     Stop,
     /// SIGUSR1: write the report so far.
     Report,
+    /// SIGUSR2: the run starts now (the rate schedule's time origin).
+    Start,
 }
 
-/// SIGINT, SIGTERM and SIGUSR1 blocked in this thread (and every thread it spawns afterwards) and
+/// SIGINT, SIGTERM, SIGUSR1 and SIGUSR2 blocked in this thread (and every thread it spawns afterwards) and
 /// read synchronously from a signalfd instead of interrupting anything.
 pub struct Signals {
     file: File,
@@ -151,7 +153,7 @@ impl Signals {
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
-            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGUSR1] {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGUSR1, libc::SIGUSR2] {
                 libc::sigaddset(&mut set, sig);
             }
             let ret = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -173,7 +175,11 @@ impl Signals {
         self.file.read_exact(&mut info)?;
         // ssi_signo is the first u32 of signalfd_siginfo.
         let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]) as i32;
-        Ok(Some(if signo == libc::SIGUSR1 { Signal::Report } else { Signal::Stop }))
+        Ok(Some(match signo {
+            libc::SIGUSR1 => Signal::Report,
+            libc::SIGUSR2 => Signal::Start,
+            _ => Signal::Stop,
+        }))
     }
 }
 

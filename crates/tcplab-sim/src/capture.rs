@@ -10,7 +10,7 @@
 use crate::ids::{FlowId, LinkId};
 use crate::net::packet::{Flags, Packet, MAX_SACK_BLOCKS};
 use crate::result::{Column, Table};
-use crate::time::Nanos;
+use crate::time::{tx_time_ns, Nanos};
 
 /// One captured crossing. Kept compact during the run; turned into columns at the end.
 #[derive(Clone, Copy, Debug)]
@@ -41,6 +41,9 @@ pub struct Capture {
     flow: FlowId,
     /// Whether each link (by id) is captured.
     on_link: Vec<bool>,
+    /// Per link, the rate the packet being serialised started at when the link's rate changed
+    /// under it (0: none did).
+    started_rate_bps: Vec<u64>,
     rows: Vec<Row>,
 }
 
@@ -51,17 +54,28 @@ impl Capture {
             on_link[l as usize] = true;
         }
         // Growable: a capture's size is not known in advance; 4096 rows cover a short run.
-        Capture { flow, on_link, rows: Vec::with_capacity(4096) }
+        Capture { flow, on_link, started_rate_bps: vec![0; n_links], rows: Vec::with_capacity(4096) }
     }
 
-    /// `pkt` finished serialisation on link `l` at `now`. `tx_ns` is its serialisation time,
-    /// `delay_ns` the link's propagation delay, `lost` the loss model's verdict. Kept out of line
-    /// so that the link's per-packet path stays as small as without a capture.
+    /// Link `l`'s rate changed from `old_bps` while it was serialising a packet, which keeps it.
+    pub fn rate_changed(&mut self, l: LinkId, old_bps: u64) {
+        self.started_rate_bps[l.idx()] = old_bps;
+    }
+
+    /// `pkt` finished serialisation on link `l` at `now`. `rate_bps` is the link's rate now (the
+    /// packet's, unless [`Self::rate_changed`] said otherwise), `delay_ns` its propagation delay,
+    /// `lost` the loss model's verdict. Kept out of line so that the link's per-packet path stays
+    /// as small as without a capture.
     #[inline(never)]
-    pub fn on_tx_done(&mut self, l: LinkId, pkt: &Packet, now: Nanos, tx_ns: Nanos, delay_ns: Nanos, lost: bool) {
+    pub fn on_tx_done(&mut self, l: LinkId, pkt: &Packet, now: Nanos, rate_bps: u64, delay_ns: Nanos, lost: bool) {
+        let rate_bps = match std::mem::take(&mut self.started_rate_bps[l.idx()]) {
+            0 => rate_bps,
+            started => started,
+        };
         if pkt.flow != self.flow || !self.on_link[l.idx()] {
             return;
         }
+        let tx_ns = tx_time_ns(pkt.size_bytes, rate_bps);
         self.rows.push(Row {
             t_ns: now - tx_ns,
             arrive_ns: now + delay_ns,

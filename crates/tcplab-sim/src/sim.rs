@@ -139,6 +139,7 @@ impl Simulation {
                 release_due: false,
                 pipe: VecDeque::with_capacity(64),
                 stats: LinkStats::default(),
+                rate_changes: l.rate_schedule.iter().copied().collect(),
             })
             .collect();
         for l in &mut links {
@@ -177,6 +178,17 @@ impl Simulation {
                 events.push(stop.max(start), Event::FlowStop(id));
             }
             flows.push(Flow { src: s, dst: d, ends, net_dropped_pkts: 0 });
+        }
+
+        for (i, link) in links.iter_mut().enumerate() {
+            // A change at time 0 is the link's rate from the start; the first later one is an event.
+            while let Some(&(0, rate)) = link.rate_changes.front() {
+                link.rate_bps = rate;
+                link.rate_changes.pop_front();
+            }
+            if let Some(&(at, _)) = link.rate_changes.front() {
+                events.push(at, Event::LinkRate(LinkId(i as u32)));
+            }
         }
 
         let series = Series::new(spec.duration_ns.div_ceil(spec.interval_ns) as usize, flows.len());
@@ -232,6 +244,7 @@ impl Simulation {
             Event::TxDone(l) => self.tx_done(l),
             Event::Release(l) => self.release(l),
             Event::Arrive(l) => self.arrive(l),
+            Event::LinkRate(l) => self.link_rate(l),
             Event::HostReady(n) => self.host_ready(n),
             Event::FlowStart(f) => self.flow_start(f),
             Event::FlowStop(f) => match &mut self.flows[f.idx()].ends {
@@ -323,6 +336,21 @@ impl Simulation {
         }
     }
 
+    /// Link `l`'s next rate change is due: the next packet it starts is serialised at the new
+    /// rate (one being serialised keeps the end its rate gave it).
+    #[cold]
+    fn link_rate(&mut self, l: LinkId) {
+        let link = &mut self.links[l.idx()];
+        let (_, rate) = link.rate_changes.pop_front().expect("a rate change was pending");
+        if let (Some(cap), true) = (&mut self.capture, link.in_tx.is_some()) {
+            cap.rate_changed(l, link.rate_bps);
+        }
+        link.rate_bps = rate;
+        if let Some(&(at, _)) = link.rate_changes.front() {
+            self.events.push(at, Event::LinkRate(l));
+        }
+    }
+
     fn start_tx(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
         // A paced segment does not leave its host before its departure time (its TSval; earlier
@@ -353,7 +381,7 @@ impl Simulation {
         let link = &mut self.links[l.idx()];
         let lost = link.rng.chance(link.loss);
         if let Some(cap) = &mut self.capture {
-            cap.on_tx_done(l, &pkt, now, tx_time_ns(pkt.size_bytes, link.rate_bps), link.delay_ns, lost);
+            cap.on_tx_done(l, &pkt, now, link.rate_bps, link.delay_ns, lost);
         }
         if lost {
             link.stats.random_loss_pkts += 1;

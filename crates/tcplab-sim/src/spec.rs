@@ -85,6 +85,10 @@ pub struct Dumbbell {
     pub loss: f64,
     #[serde(default)]
     pub reverse_loss: f64,
+    /// The bottleneck's rate over time, both directions: `(time_ns, rate_bps)` from the run's
+    /// start, in increasing time; `bottleneck_rate_bps` until the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bottleneck_schedule: Vec<(Nanos, u64)>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -104,6 +108,10 @@ pub struct LinkSpec {
     pub queue: QueueSpec,
     #[serde(default)]
     pub loss: f64,
+    /// The link's rate over time: `(time_ns, rate_bps)` from the run's start, in increasing
+    /// time; `rate_bps` until the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_schedule: Vec<(Nanos, u64)>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -1065,6 +1073,8 @@ pub struct BuiltLink {
     pub delay_ns: Nanos,
     pub queue: QueueSpec,
     pub loss: f64,
+    /// Rate changes: `(time_ns, rate_bps)`, in increasing time.
+    pub rate_schedule: Vec<(Nanos, u64)>,
 }
 
 /// The topology as nodes and one-way links, whatever way it was given.
@@ -1090,6 +1100,7 @@ impl Dumbbell {
             delay_ns: self.bottleneck_delay_ns,
             queue: self.queue.clone(),
             loss,
+            rate_schedule: self.bottleneck_schedule.clone(),
         };
         let mut links = vec![bottleneck(r1, r2, self.loss), bottleneck(r2, r1, self.reverse_loss)];
         for i in 0..n {
@@ -1101,6 +1112,7 @@ impl Dumbbell {
                 delay_ns: d,
                 queue: self.access_queue.clone(),
                 loss: 0.0,
+                rate_schedule: Vec::new(),
             };
             links.push(access(i, r1));
             links.push(access(r1, i));
@@ -1109,6 +1121,17 @@ impl Dumbbell {
         }
         Built { node_names, links }
     }
+}
+
+/// A link's rate changes: positive rates at strictly increasing times.
+fn check_rate_schedule(schedule: &[(Nanos, u64)], field: &str) -> Result<(), SpecError> {
+    if let Some(i) = schedule.iter().position(|&(_, rate)| rate == 0) {
+        return Err(SpecError::new(format!("{field}[{i}]"), format!("{:?}", schedule[i]), "a positive rate (bit/s)"));
+    }
+    if let Some(i) = schedule.windows(2).position(|w| w[1].0 <= w[0].0) {
+        return Err(SpecError::new(format!("{field}[{}]", i + 1), format!("{:?}", schedule[i + 1]), format!("a time after the step before ({} ns)", schedule[i].0)));
+    }
+    Ok(())
 }
 
 /// A queue on a link of `rate_bps` (RED's automatic threshold depends on it).
@@ -1340,6 +1363,7 @@ impl Spec {
                 check_queue(&d.access_queue, "topology.access_queue", d.access_rate_bps)?;
                 check_prob(d.loss, "topology.loss")?;
                 check_prob(d.reverse_loss, "topology.reverse_loss")?;
+                check_rate_schedule(&d.bottleneck_schedule, "topology.bottleneck_schedule")?;
                 d.build()
             }
             Topology::Graph(g) => {
@@ -1360,9 +1384,11 @@ impl Spec {
                     }
                     check_queue(&l.queue, &format!("{f}.queue"), l.rate_bps)?;
                     check_prob(l.loss, &format!("{f}.loss"))?;
+                    check_rate_schedule(&l.rate_schedule, &format!("{f}.rate_schedule"))?;
                 }
                 Built { node_names: g.nodes.clone(), links: g.links.iter().map(|l| BuiltLink {
                     from: l.from, to: l.to, rate_bps: l.rate_bps, delay_ns: l.delay_ns, queue: l.queue.clone(), loss: l.loss,
+                    rate_schedule: l.rate_schedule.clone(),
                 }).collect() }
             }
         };

@@ -110,7 +110,7 @@ fn across_congested_links(kind: &str, links: u32) -> f64 {
     let mut duplex = |a: u32, b: u32, q: QueueSpec| {
         for (from, to) in [(a, b), (b, a)] {
             let queue = if from == a { q.clone() } else { QueueSpec::Droptail { limit_pkts: Some(1000), limit_bytes: None } };
-            link_specs.push(LinkSpec { from, to, rate_bps: 10_000_000, delay_ns: MS, queue, loss: 0.0 });
+            link_specs.push(LinkSpec { from, to, rate_bps: 10_000_000, delay_ns: MS, queue, loss: 0.0, rate_schedule: Vec::new() });
         }
     };
     let fast = QueueSpec::Droptail { limit_pkts: Some(1000), limit_bytes: None };

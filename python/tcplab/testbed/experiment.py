@@ -197,7 +197,9 @@ class _Watchdog:
 class _Router:
     """The router process in the router namespace; its report comes on SIGTERM."""
 
-    def __init__(self, workdir: Path, rate_bps: int, delay_ns: int, queue: dict[str, Any], overhead_bytes: int = 0, pcap: bool = False, seed: int = 1) -> None:
+    def __init__(
+        self, workdir: Path, rate_bps: int, delay_ns: int, queue: dict[str, Any], overhead_bytes: int = 0, pcap: bool = False, seed: int = 1, rate_schedule: list[tuple[int, int]] | None = None
+    ) -> None:
         self.report_path = workdir / "router.json"
         #: The forward direction's arrivals (``--pcap-fwd``), when asked for.
         self.pcap_path = workdir / "router-fwd.pcap" if pcap else None
@@ -213,8 +215,8 @@ class _Router:
             "--overhead-bytes", str(overhead_bytes),
             "--stall-us", str(STALL_LIMIT_NS // 1000),
             "--report", str(self.report_path),
-        ] + (["--pcap-fwd", str(self.pcap_path)] if self.pcap_path else [])  # fmt: skip
-        self.config = {"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": queue, "overhead_bytes": overhead_bytes}
+        ] + (["--pcap-fwd", str(self.pcap_path)] if self.pcap_path else []) + (["--rate-schedule", json.dumps(rate_schedule)] if rate_schedule else [])  # fmt: skip
+        self.config = {"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": queue, "overhead_bytes": overhead_bytes} | ({"rate_schedule": rate_schedule} if rate_schedule else {})
         self._stderr = open(self.stderr_path, "wb")
         # SIGTERM on the runner's death: the router stops cleanly and its TUNs disappear.
         self.proc = tools.spawn(self.cmd, ROUTER_NS, stdout=subprocess.PIPE, stderr=self._stderr, death_signal=signal.SIGTERM)
@@ -231,6 +233,15 @@ class _Router:
         reader.start()
         reader.join(timeout_s)
         return out[0] if out else ""
+
+    def start(self) -> int:
+        """Mark the run's start (SIGUSR2): the time its rate schedule counts from. Returns that
+        time as the router read it (CLOCK_MONOTONIC ns)."""
+        self.proc.send_signal(signal.SIGUSR2)
+        line = self._readline(5.0)
+        if not line.startswith("started "):
+            raise tools.ToolError(tools.ns_cmd(ROUTER_NS, self.cmd), self.proc.poll(), f"no start time from the router (got {line!r})\n{self.stderr()}", "tcplab-router")
+        return int(line.split()[1])
 
     def stderr(self) -> str:
         self._stderr.flush()
@@ -295,6 +306,8 @@ class _Testbed:
     uncorrected_lateness_ns: int | None = None
     #: The run's seed: the router's queue discipline draws from it (RED's early drops).
     seed: int = 1
+    #: The bottleneck's rate changes, ``(time_ns, rate_bps)`` from the run's start.
+    rate_schedule: list[tuple[int, int]] = field(default_factory=list)
     topo: topology.Dumbbell = field(init=False)
     router: _Router | None = None
 
@@ -358,7 +371,7 @@ class _Testbed:
 
     def _new_router(self) -> _Router:
         """A router delaying each direction by rtt/2 less half the path's overhead."""
-        return _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap, seed=self.seed)
+        return _Router(self.workdir, self.rate_bps, (self.rtt_ns - self.overhead_ns) // 2, self.queue, pcap=self.router_pcap, seed=self.seed, rate_schedule=self.rate_schedule)
 
     def close(self) -> None:
         try:
@@ -380,6 +393,7 @@ def _session(
     overhead_ns: int = 0,
     measure_overhead: bool = False,
     seed: int = 1,
+    rate_schedule: list[tuple[int, int]] | None = None,
 ) -> Iterator[_Testbed]:
     """Everything a run needs, removed afterwards whatever happens (SIGTERM becomes
     KeyboardInterrupt for the duration; a SIGKILL is left to the watchdog and ``tcplab testbed clean``)."""
@@ -393,7 +407,7 @@ def _session(
     try:
         with _lock(), tempfile.TemporaryDirectory(prefix="tcplab-testbed-") as tmp:
             watchdog = _Watchdog()
-            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []), router_pcap, overhead_ns, measure_overhead, seed=seed)
+            bed = _Testbed(pairs, rate_bps, rtt_ns, queue, profile, Path(tmp), list(stacks or []), router_pcap, overhead_ns, measure_overhead, seed=seed, rate_schedule=list(rate_schedule or []))
             try:
                 bed.open()
                 yield bed
@@ -668,7 +682,7 @@ def run(
     duration_ns = scenario.duration.ns
     overhead_ns = 0 if calibration is None else calibration.overhead_ns
     measure = calibration is None and compensate
-    with _session(n, topo.bottleneck.bps, topo.loop_rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure, seed=scenario.seed) as bed:
+    with _session(n, topo.bottleneck.bps, topo.loop_rtt.ns, queue, profile, stacks, router_pcap is not None, overhead_ns, measure, seed=scenario.seed, rate_schedule=topo.rate_points()) as bed:
         rtts = None
         if calibration is None:
             rtts = bed.ping(100)
@@ -767,7 +781,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
             _wait_listening(topology.receiver_ns(i + 1), FLOW_PORT_BASE + i)
         before = [tools.kernel_counters(topology.sender_ns(i + 1)) for i in range(len(scenario.flows))]
         order = sorted(range(len(scenario.flows)), key=lambda i: starts_ns[i])
-        t0 = time.monotonic_ns()
+        t0 = router.start()
         sampler = _Sampler(router, t0, scenario.interval.ns, len(_bins(duration_ns, scenario.interval.ns)))
         sampler.start()
         actual = list(starts_ns)
@@ -965,6 +979,8 @@ def _result(
                 "path_overhead_ns": calibration.overhead_ns,
                 "queue": queue,
                 "realtime": bool(fwd["realtime"] and rev["realtime"]),
+                # With a rate schedule: the steps it took, as the forward direction counted them.
+                **({"rate_schedule": fwd["rate_schedule"], "rate_changes": fwd["rate_changes"]} if fwd.get("rate_schedule") else {}),
             },
             "flow_starts_ns": [r.start_ns for r in runs],
             # When each flow's data reached the router (its first full-size segment), from the

@@ -15,6 +15,8 @@ pub enum Event {
     Release(LinkId),
     /// The head of a link's pipe reaches the far end.
     Arrive(LinkId),
+    /// A link's rate changes (its spec's rate schedule).
+    LinkRate(LinkId),
     /// The head of a host's processing queue is ready to go out.
     HostReady(NodeId),
     FlowStart(FlowId),

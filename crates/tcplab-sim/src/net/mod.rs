@@ -42,6 +42,9 @@ pub struct Link {
     /// Packets in propagation with their arrival times (FIFO: the delay is constant).
     pub pipe: VecDeque<(Nanos, Packet)>,
     pub stats: LinkStats,
+    /// Rate changes still to come, `(time_ns, rate_bps)`, the next first (a `LinkRate` event is
+    /// pending for it).
+    pub rate_changes: VecDeque<(Nanos, u64)>,
 }
 
 impl Link {
