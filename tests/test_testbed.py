@@ -172,7 +172,8 @@ def test_a_runs_router_takes_the_rtt_offset_and_its_queue_the_rtts_bdp(monkeypat
     class Opened(Exception):
         pass
 
-    def session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict, *rest: object, seed: int) -> None:
+    def session(pairs: int, rate_bps: int, rtt_ns: int, queue: dict, *rest: object, seed: int, rate_schedule: list) -> None:
+        assert rate_schedule == []  # the quick scenario's bottleneck keeps its rate
         opened.append((rtt_ns, queue, seed))
         raise Opened
 

@@ -57,9 +57,13 @@ impl Capture {
         Capture { flow, on_link, started_rate_bps: vec![0; n_links], rows: Vec::with_capacity(4096) }
     }
 
-    /// Link `l`'s rate changed from `old_bps` while it was serialising a packet, which keeps it.
+    /// Link `l`'s rate changed from `old_bps` while it was serialising a packet, which keeps the
+    /// rate it started at (the first change's old rate, should more come before it ends).
     pub fn rate_changed(&mut self, l: LinkId, old_bps: u64) {
-        self.started_rate_bps[l.idx()] = old_bps;
+        let started = &mut self.started_rate_bps[l.idx()];
+        if *started == 0 {
+            *started = old_bps;
+        }
     }
 
     /// `pkt` finished serialisation on link `l` at `now`. `rate_bps` is the link's rate now (the

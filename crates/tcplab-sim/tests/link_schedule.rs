@@ -46,17 +46,18 @@ fn an_overloaded_link_delivers_at_each_of_its_rates() {
 #[test]
 fn a_packet_keeps_the_rate_it_started_at() {
     // 1000-byte packets back to back on a 10 Mb/s link: 800 µs each; the rate drops to 5 Mb/s
-    // (1600 µs) at 2.0004 s, halfway through a packet, which still takes 800 µs; every packet
-    // after it 1600 µs.
+    // at 2.0004 s, halfway through a packet, and to 2 Mb/s (4 ms a packet) 100 µs later: that
+    // packet still takes 800 µs (and the capture says so), every packet after it 4 ms.
     let change = 2 * S + 400_000;
-    let mut spec = with_schedule(dumbbell(10_000_000, 20 * MS, 100, vec![cbr(0, 1, 20_000_000)], 3 * S), &[(change, 5_000_000)]);
+    let schedule = [(change, 5_000_000), (change + 100_000, 2_000_000)];
+    let mut spec = with_schedule(dumbbell(10_000_000, 20 * MS, 100, vec![cbr(0, 1, 20_000_000)], 3 * S), &schedule);
     spec.capture = Some(CaptureSpec { flow: 0, links: vec![0] });
     let r = run(&spec);
     let cap = r.capture.as_ref().expect("a capture");
     let (start, end) = (cap.col("t_ns"), cap.col("arrive_ns"));
     let delay = 10 * MS as u64;
     let crossings: Vec<(u64, u64)> = (0..cap.rows()).map(|i| (start.get(i) as u64, end.get(i) as u64 - delay)).collect();
-    assert!(crossings.len() > 2000, "{} crossings", crossings.len());
+    assert!(crossings.len() > 2500, "{} crossings", crossings.len());
     // Back to back: each starts when the one before ended.
     assert!(crossings.windows(2).skip(100).all(|w| w[1].0 == w[0].1), "the queue kept the link busy");
     let spanning = crossings.iter().position(|&(s, e)| s < change && e > change).expect("a packet spans the change");
@@ -66,7 +67,7 @@ fn a_packet_keeps_the_rate_it_started_at() {
         assert_eq!(e - s, 800_000, "before the change: 10 Mb/s ({s})");
     }
     for &(s, e) in &crossings[spanning + 1..] {
-        assert_eq!(e - s, 1_600_000, "after the change: 5 Mb/s ({s})");
+        assert_eq!(e - s, 4_000_000, "after the changes: 2 Mb/s ({s})");
     }
 }
 
