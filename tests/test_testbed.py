@@ -273,9 +273,10 @@ def test_cakes_shaper_and_tins_in_the_router_hold_the_kernels_flows(tmp_path: Pa
 def test_the_router_follows_the_bottleneck_schedule_from_the_runs_start(tmp_path: Path) -> None:
     """The kernel's CUBIC on a bottleneck of 20 Mb/s, 5 from 6 s, 12 from 12 s (40 ms, 1 BDP,
     18 s): the router counts the schedule from the run's start, which it marks itself, and both
-    backends carry each rate's goodput ceiling inside each phase (the seconds next to a step left
-    out: a step shows about 0.14 s early in the testbed's seconds, docs/testbed.md). 2026-12-02:
-    the router's phases' middles at 19.31 / 4.83 / 11.58 Mb/s, the simulator's the same."""
+    backends carry each rate's goodput ceiling inside each phase (the seconds right after a step
+    left out: the queue drains, the flow reacts). 2026-12-02: the router's phases' middles at
+    19.31 / 4.83 / 11.53 Mb/s, the simulator's 19.31 / 4.83 / 11.58 (docs/testbed.md, "Report
+    intervals", for the steps themselves)."""
     toml = 'duration = "18s"\nwindow = "3s:18s"\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "1bdp"\n' \
         'bottleneck_schedule = [["6s", "5Mbps"], ["12s", "12Mbps"]]\n[[flows]]\nvariant = "cubic"\n'
     tb, sim = _on_both_backends(tmp_path, "schedule", toml)

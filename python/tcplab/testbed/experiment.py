@@ -5,8 +5,8 @@ The router (``tcplab-router``) applies the scenario's bottleneck: rate (IP bytes
 the scenario's rtt: rtt/2 less half the path's own overhead (the veths, the router's wake-ups and
 writes), which pings through the router at rtt/2 measure as the testbed opens. The dumbbell's
 access delays are folded in: the veths add none. Each TCP flow is an iperf3 client in its sender
-namespace (``-C`` its congestion control, ``-J -i 1``) started at the flow's start, against an
-iperf3 server in its receiver namespace (``-J``): goodput is the RECEIVER's per-second bytes, cwnd
+namespace (``-C`` its congestion control, ``-J -i 0.1``) started at the flow's start, against an
+iperf3 server in its receiver namespace (``-J -i 0.1``): goodput is the RECEIVER's bytes, cwnd
 and RTT are the sender's ``tcp_info`` samples. A CBR flow is an iperf3 UDP client at the flow's
 rate and packet size (its goodput counted in IP bytes, as the simulator's). What the testbed
 cannot measure is NaN.
@@ -74,6 +74,11 @@ LOAD_PAYLOAD = 64
 LOAD_PORT = 5300
 #: Flow i's iperf3 (1-based) listens on this port + i - 1.
 FLOW_PORT_BASE = 5201
+#: Seconds between a flow's iperf3 reports (``-i``, client and server; iperf3's smallest). The
+#: reports are spread over the scenario's intervals by overlap, and they do not line up with them
+#: (they count from each flow's data start): with 1-s reports a change inside one leaked into the
+#: interval before, a step in the bottleneck's rate showed 0.14 s early at 40 ms (docs/testbed.md).
+REPORT_INTERVAL_S = "0.1"
 #: Seconds the load runs before the pings start.
 LOAD_SETTLE_S = 1.0
 #: One testbed at a time on a machine: the namespace names are fixed.
@@ -776,7 +781,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
             out, err = workdir / f"server{i + 1}.json", workdir / f"server{i + 1}.stderr"
             files.append((out, err, workdir / f"client{i + 1}.json", workdir / f"client{i + 1}.stderr"))
             with open(out, "wb") as o, open(err, "wb") as e:
-                servers.append(tools.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], topology.receiver_ns(i + 1), o, e))
+                servers.append(tools.spawn(["iperf3", "-s", "-1", "-J", "-i", REPORT_INTERVAL_S, "-p", str(port)], topology.receiver_ns(i + 1), o, e))
         for i in range(len(scenario.flows)):
             _wait_listening(topology.receiver_ns(i + 1), FLOW_PORT_BASE + i)
         before = [tools.kernel_counters(topology.sender_ns(i + 1)) for i in range(len(scenario.flows))]
@@ -793,7 +798,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
             delay = (t0 + starts_ns[i] - time.monotonic_ns()) / 1e9
             if delay > 0:
                 time.sleep(delay)
-            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(FLOW_PORT_BASE + i), *stacks[i].iperf3_args(), "-t", str(seconds), "-i", "1", "-J"]
+            cmd = ["iperf3", "-c", topology.receiver_addr(i + 1), "-p", str(FLOW_PORT_BASE + i), *stacks[i].iperf3_args(), "-t", str(seconds), "-i", REPORT_INTERVAL_S, "-J"]
             _, _, out, err = files[i]
             with open(out, "wb") as o, open(err, "wb") as e:
                 actual[i] = time.monotonic_ns() - t0
@@ -874,16 +879,20 @@ def _result(
     sent_pkts, sent_bytes, dropped, marked, goodput, retrans = [], [], [], [], [], []
     data_starts = _data_starts(runs, by_source, t0_ns)
     for i, r in enumerate(runs):
-        # iperf3's per-second reports count from its test's start, when its data starts: after
-        # the preamble (control connection, data connection, cookie: five round trips, 0.5 s at
-        # 100 ms). They are placed at the flow's first data segment at the router, else at the
-        # client's launch.
+        # iperf3's reports count from its test's start, when its data starts: after the preamble
+        # (control connection, data connection, cookie: five round trips, 0.5 s at 100 ms). The
+        # client's are placed at the flow's first data segment at the router, else at the
+        # client's launch. The server starts its clock when it sends TEST_START, which reaches
+        # the client half a round trip later, through the router's reverse delay (a capture at
+        # the receiver: TEST_START, then the first data one round trip later): its reports are
+        # placed half the round trip earlier, so that the receiver's bytes land when they arrived.
         at = data_starts[i] if data_starts[i] is not None else r.start_ns
+        server_at = at - scenario.topology.loop_rtt.ns // 2 if data_starts[i] is not None else at
         # A CBR flow counts IP bytes, as the simulator's does: iperf3 counts UDP payload.
         flow = scenario.flows[i]
         udp = isinstance(flow, CbrFlow)
         scale = flow.packet_size.bytes / (flow.packet_size.bytes - stacks_.UDP_IP_HEADERS) if udp else 1.0
-        recv = [(at + iv["sum"]["start"] * 1e9, at + iv["sum"]["end"] * 1e9, scale * float(iv["sum"]["bytes"])) for iv in r.server["intervals"]]
+        recv = [(server_at + iv["sum"]["start"] * 1e9, server_at + iv["sum"]["end"] * 1e9, scale * float(iv["sum"]["bytes"])) for iv in r.server["intervals"]]
         streams = [iv["streams"][0] for iv in r.client["intervals"] if iv.get("streams")]
         cwnd = [(at + s["start"] * 1e9, at + s["end"] * 1e9, float(s.get("snd_cwnd", np.nan))) for s in streams]
         rtt = [(at + s["start"] * 1e9, at + s["end"] * 1e9, float(s["rtt"]) * 1e3 if "rtt" in s else np.nan) for s in streams]
