@@ -428,9 +428,10 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
 
 def bottleneck_queues(frames: Frames) -> pd.DataFrame | None:
     """Each run's bottleneck queue: its ``queues`` row with ``rate_mbps`` (the link's rate from the
-    run's scenario, with a rate schedule its mean over the run's window; NaN where unknown). A dumbbell's is the link from ``router1`` to ``router2``; in
-    a graph, the link with the largest time-average occupancy (where a standing queue builds),
-    ties broken by drops. None without ``queues``."""
+    run's scenario, with a rate schedule its mean over the run's window; NaN where unknown). A
+    dumbbell's is the link from ``router1`` to ``router2``; in a graph, the link with the largest
+    time-average occupancy (where a standing queue builds), ties broken by drops. None without
+    ``queues``."""
     queues = frames.queues
     if queues is None or queues.empty or "sojourn_mean_ns" not in queues.columns:
         return None

@@ -651,8 +651,6 @@ def _link_schedule(schedule: RateSteps | list[tuple[Time, Rate]] | None, at: str
     return points
 
 
-
-
 class _QueueChoice(_Model):
     """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``,
     ``fq_codel``, ``fq_pie``, ``fred``, ``csfq``, ``cake``), which only that discipline may have.

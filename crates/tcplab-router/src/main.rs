@@ -31,7 +31,7 @@ use tcplab_router::capture::Capture;
 use tcplab_router::pipe::{Pipe, PipeConfig, SLOT_BYTES};
 use tcplab_router::report;
 use tcplab_router::sys::{self, Signal, Signals, Timer, Tun};
-use tcplab_sim::spec::QueueSpec;
+use tcplab_sim::spec::{check_rate_schedule, QueueSpec};
 
 const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rate-schedule JSON] [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
 --queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--stall-us N] [--stop-clock-on-stall] [--seed N] [--report FILE] [--pcap-fwd FILE]";
@@ -74,9 +74,7 @@ fn parse_args() -> Result<Args, String> {
             "--rate-schedule" => {
                 let text = it.next().ok_or("--rate-schedule needs a value")?;
                 schedule = serde_json::from_str(&text).map_err(|e| format!("--rate-schedule: '{text}' is not a list of [offset_ns, rate_bps] ({e})"))?;
-                if schedule.iter().any(|&(_, rate)| rate == 0) || schedule.windows(2).any(|w| w[1].0 <= w[0].0) {
-                    return Err(format!("--rate-schedule: '{text}': expected positive rates at increasing offsets"));
-                }
+                check_rate_schedule(&schedule, "--rate-schedule").map_err(|e| e.to_string())?;
             }
             "--delay-ns" => delay = Some(num::<u64>(&flag, it.next())?),
             "--rev-delay-ns" => rev_delay = Some(num::<u64>(&flag, it.next())?),

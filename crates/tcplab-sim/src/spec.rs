@@ -1123,8 +1123,9 @@ impl Dumbbell {
     }
 }
 
-/// A link's rate changes: positive rates at strictly increasing times.
-fn check_rate_schedule(schedule: &[(Nanos, u64)], field: &str) -> Result<(), SpecError> {
+/// A link's rate changes: positive rates at strictly increasing times (`field` names them in the
+/// error).
+pub fn check_rate_schedule(schedule: &[(Nanos, u64)], field: &str) -> Result<(), SpecError> {
     if let Some(i) = schedule.iter().position(|&(_, rate)| rate == 0) {
         return Err(SpecError::new(format!("{field}[{i}]"), format!("{:?}", schedule[i]), "a positive rate (bit/s)"));
     }
