@@ -1,6 +1,7 @@
 """A bottleneck whose rate changes over the run (``bottleneck_schedule``, a graph link's
 ``rate_schedule``): the scenario keys, what reaches the engine, the flows following the rate, the
-utilisation against the schedule's mean, and bad schedules refused with their field."""
+utilisation against the schedule's mean, a link down at rate 0, and bad schedules refused with
+their field."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def test_the_schedule_reaches_the_engine_only_when_set() -> None:
 @pytest.mark.parametrize(
     ("schedule", "field", "message"),
     [
-        ([["6s", "0Mbps"]], "topology.bottleneck_schedule", "rate"),
+        ([["6s", "-1Mbps"]], "topology.bottleneck_schedule", "rate"),
         ([["6s", "5Mbps"], ["6s", "8Mbps"]], "topology.bottleneck_schedule", "expected one rate per time"),
         ([["6s"]], "topology.bottleneck_schedule", ""),
         ("5Mbps", "topology.bottleneck_schedule", ""),
@@ -104,3 +105,20 @@ def test_utilisation_is_against_the_schedules_mean_over_the_window(tmp_path: Pat
         assert 0.85 < row.utilisation < 0.975, row.utilisation
     queues = analysis.bottleneck_queues(frames)
     assert queues is not None and queues["rate_mbps"].tolist() == pytest.approx([capacity] * 2)
+
+
+def test_a_rate_of_zero_takes_the_link_down_and_tcp_comes_back() -> None:
+    # Down from 8 s to 9.5 s: nothing arrives in the second after 8 s (the last packets in flight
+    # land by 8.05 s), CUBIC's retransmission timer brings it back, and by 13 s it fills the link again.
+    scenario = _scenario(bottleneck_schedule=[["8s", "0Mbps"], ["9.5s", "20Mbps"]])
+    assert scenario.to_engine_spec()["topology"]["bottleneck_schedule"] == [(8 * S, 0), (9_500_000_000, 20_000_000)]
+    r = tcplab.simulate(scenario)
+    iv = r.intervals.set_index("t_s")["throughput_mbps"]
+    assert iv.loc[9] < 1.5, list(iv)
+    assert (iv.loc[14:18] > 0.9 * 20 * 1448 / 1500).all(), list(iv)
+    assert int(r.summary()["rto_count"].iloc[0]) >= 1
+    # Utilisation's capacity is the window's mean rate, the outage counting as 0 (3–18 s: 13.5 s
+    # at 20 Mb/s); a window inside the outage has none.
+    link = {"bottleneck": "20Mbps", "bottleneck_schedule": [["8s", "0Mbps"], ["9.5s", "20Mbps"]]}
+    assert analysis._link_rate_mbps(link, "bottleneck", "bottleneck_schedule", (3.0, 18.0)) == pytest.approx(13.5 * 20 / 15)
+    assert analysis._link_rate_mbps(link, "bottleneck", "bottleneck_schedule", (8.0, 9.0)) == 0.0

@@ -381,7 +381,9 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
         for flow in shares.columns:
             out[f"flow{int(flow) + 1}_share"] = out["run_id"].map(shares[flow])
     out["total_mbps"] = out["run_id"].map(by_run["throughput_mbps"].sum())
-    out["utilisation"] = out["total_mbps"] / _capacity(frames, out, capacity_mbps, window)
+    capacity = _capacity(frames, out, capacity_mbps, window)
+    # A window a rate schedule keeps the link down throughout has no utilisation.
+    out["utilisation"] = out["total_mbps"] / capacity.where(capacity > 0)
     if {"sent_pkts", "dropped_pkts"} <= set(flows.columns):
         sent = by_run["sent_pkts"].sum()
         out["drop_rate"] = out["run_id"].map(by_run["dropped_pkts"].sum() / sent.where(sent > 0))

@@ -628,9 +628,9 @@ CbrSchedule = Annotated[
     Discriminator(_schedule_tag),
 ]
 
-#: A link's rate over time: the CBR schedule's two forms, every rate positive.
+#: A link's rate over time: the CBR schedule's two forms; a rate of 0 takes the link down.
 LinkSchedule = Annotated[
-    Union[Annotated[RateSteps, Tag("~steps")], Annotated[list[tuple[NonNegativeTime, PositiveRate]], Tag("~points")]],
+    Union[Annotated[RateSteps, Tag("~steps")], Annotated[list[tuple[NonNegativeTime, NonNegativeRate]], Tag("~points")]],
     Discriminator(_schedule_tag),
 ]
 

@@ -16,6 +16,7 @@
 //! `--rate-schedule JSON` changes the rate over the run: `[[offset_ns, rate_bps], ...]` from the
 //! run's start, which SIGUSR2 marks (the router answers `started NS` on stdout, NS its
 //! CLOCK_MONOTONIC time of the start); both directions follow it unless `--rev-rate-bps` is given.
+//! A rate of 0 takes the link down until the next step (the next packet waits at the transmitter).
 //!
 //! A wake-up more than `--stall-us` (default 1000; 0: none) late is a stall, counted in the report;
 //! with `--stop-clock-on-stall` the pipe's clock stops for it (`pipe`; docs/testbed.md, "Stalls").

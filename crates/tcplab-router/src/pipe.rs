@@ -293,6 +293,8 @@ pub struct Pipe {
     schedule_start_ns: Option<Nanos>,
     /// Rate changes of the schedule applied so far.
     rate_changes: usize,
+    /// The slot of a packet handed to a link that went down for good (no step brings it back).
+    stranded: Option<u32>,
     pub stats: Stats,
 }
 
@@ -323,6 +325,7 @@ impl Pipe {
             rate_bps: cfg.rate_bps,
             schedule_start_ns: None,
             rate_changes: 0,
+            stranded: None,
             stats: Stats::new(),
             cfg,
         }
@@ -388,19 +391,34 @@ impl Pipe {
         (self.rate_bps, self.rate_changes)
     }
 
-    /// Serialisation time of a `size`-byte packet starting at pipe time `start`: at the rate
-    /// of the schedule's latest step at or before `start`.
-    fn tx_ns(&mut self, size: u32, start: Nanos) -> Nanos {
+    /// Apply the schedule's steps at or before pipe time `t`.
+    fn schedule_to(&mut self, t: Nanos) {
         if let Some(origin) = self.schedule_start_ns {
             while let Some(&(offset, rate)) = self.cfg.rate_schedule.get(self.rate_changes) {
-                if origin + offset > start {
+                if origin + offset > t {
                     break;
                 }
                 self.rate_bps = rate;
                 self.rate_changes += 1;
             }
         }
-        tx_time_ns(size + self.cfg.overhead_bytes, self.rate_bps)
+    }
+
+    /// When a `size`-byte packet handed to the link at pipe time `start` starts and ends
+    /// serialisation: at the rate of the schedule's latest step at or before `start`. While the
+    /// link is down (rate 0) the packet waits at the transmitter for the step that brings it
+    /// back, as the simulator's does; `None` if none does.
+    fn transmit(&mut self, size: u32, start: Nanos) -> Option<(Nanos, Nanos)> {
+        self.schedule_to(start);
+        let mut start = start;
+        if self.rate_bps == 0 {
+            // Only a started schedule sets rate 0.
+            let origin = self.schedule_start_ns?;
+            let &(offset, _) = self.cfg.rate_schedule[self.rate_changes..].iter().find(|&&(_, rate)| rate != 0)?;
+            start = origin + offset;
+            self.schedule_to(start);
+        }
+        Some((start, start + tx_time_ns(size + self.cfg.overhead_bytes, self.rate_bps)))
     }
 
     fn occupancy_to(&mut self, t: Nanos) {
@@ -497,7 +515,12 @@ impl Pipe {
                 self.occupancy_to(start);
             }
             self.stats.sojourn.record(start - pkt.enq_ns);
-            let finish = start + self.tx_ns(pkt.size_bytes, start);
+            let Some((_, finish)) = self.transmit(pkt.size_bytes, start) else {
+                // Down to the end: the packet stays at the transmitter, the rest in the queue.
+                self.stranded = Some(pkt.seq);
+                self.link_free_ns = Nanos::MAX;
+                break;
+            };
             self.link_free_ns = finish;
             self.delay_line.push_back((finish + self.cfg.delay_ns, pkt.seq));
         }
@@ -597,8 +620,10 @@ impl Pipe {
         self.queue.len_pkts()
     }
 
+    /// Packets past the queue not yet released: in serialisation or propagation, or stranded
+    /// at the transmitter of a link down for good.
     pub fn in_flight_pkts(&self) -> usize {
-        self.delay_line.len()
+        self.delay_line.len() + usize::from(self.stranded.is_some())
     }
 }
 
@@ -749,6 +774,32 @@ mod tests {
         p.start_schedule(0);
         offer_burst(&mut p, 2, 1000, 0);
         assert_eq!(releases(&mut p), vec![(0, MS), (1, 2 * MS)]);
+    }
+
+    #[test]
+    fn a_link_at_rate_zero_is_down_and_the_next_packet_waits_at_the_transmitter() {
+        // 1000 B at 8 Mb/s: 1 ms each. Down from 1.5 ms to 6 ms: packet 1 (started at 1 ms)
+        // keeps its end; packet 2, handed over at 2 ms, starts at 6 ms; the rest follow it.
+        let down = |schedule: Vec<(Nanos, u64)>| {
+            let mut p = pipe(8_000_000, 0, 20);
+            p.cfg.rate_schedule = schedule;
+            p.start_schedule(0);
+            offer_burst(&mut p, 6, 1000, 0);
+            let out = releases(&mut p);
+            (out, p.queued_pkts(), p.in_flight_pkts())
+        };
+        let (out, queued, in_flight) = down(vec![(1_500_000, 0), (6 * MS, 8_000_000)]);
+        let ends = [1, 2, 7, 8, 9, 10];
+        assert_eq!(out, (0..6).map(|k| (k, ends[k as usize] * MS)).collect::<Vec<_>>());
+        assert_eq!((queued, in_flight), (0, 0));
+        // Back at another rate (4 Mb/s: 2 ms each), through a second zero step.
+        let (out, ..) = down(vec![(1_500_000, 0), (3 * MS, 0), (6 * MS, 4_000_000)]);
+        let ends = [1, 2, 8, 10, 12, 14];
+        assert_eq!(out, (0..6).map(|k| (k, ends[k as usize] * MS)).collect::<Vec<_>>());
+        // Down for good: packet 2 stays at the transmitter, three more in the queue.
+        let (out, queued, in_flight) = down(vec![(1_500_000, 0)]);
+        assert_eq!(out, vec![(0, MS), (1, 2 * MS)]);
+        assert_eq!((queued, in_flight), (3, 1));
     }
 
     #[test]

@@ -337,7 +337,8 @@ impl Simulation {
     }
 
     /// Link `l`'s next rate change is due: the next packet it starts is serialised at the new
-    /// rate (one being serialised keeps the end its rate gave it).
+    /// rate (one being serialised keeps the end its rate gave it). At rate 0 the link is down
+    /// (see [`Self::wait_for_link`]).
     #[cold]
     fn link_rate(&mut self, l: LinkId) {
         let link = &mut self.links[l.idx()];
@@ -353,6 +354,9 @@ impl Simulation {
 
     fn start_tx(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.idx()];
+        if link.rate_bps == 0 {
+            return self.wait_for_link(l, pkt);
+        }
         // A paced segment does not leave its host before its departure time (its TSval; earlier
         // than now for every other packet): with `fq_pacing` the sender hands segments down
         // early and the host holds them, as Linux's fq does.
@@ -360,6 +364,21 @@ impl Simulation {
         link.in_tx = Some(pkt);
         self.transmissions += 1;
         self.events.push(done, Event::TxDone(l));
+    }
+
+    /// Link `l` is down (rate 0): `pkt`, handed to it, waits at the transmitter, as in a driver's
+    /// ring, and is serialised from the change that brings the link back, at its rate (never if
+    /// none does); the queue holds what arrives meanwhile.
+    #[cold]
+    fn wait_for_link(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.idx()];
+        let back = link.rate_changes.iter().find(|&&(_, rate)| rate != 0).copied();
+        if let Some((at, rate)) = back {
+            let done = at.max(pkt.ts_val_ns) + tx_time_ns(pkt.size_bytes, rate);
+            self.transmissions += 1;
+            self.events.push(done, Event::TxDone(l));
+        }
+        link.in_tx = Some(pkt);
     }
 
     fn tx_done(&mut self, l: LinkId) {

@@ -1123,12 +1123,9 @@ impl Dumbbell {
     }
 }
 
-/// A link's rate changes: positive rates at strictly increasing times (`field` names them in the
-/// error).
+/// A link's rate changes: rates at strictly increasing times (`field` names them in the error).
+/// A rate of 0 takes the link down until the next change.
 pub fn check_rate_schedule(schedule: &[(Nanos, u64)], field: &str) -> Result<(), SpecError> {
-    if let Some(i) = schedule.iter().position(|&(_, rate)| rate == 0) {
-        return Err(SpecError::new(format!("{field}[{i}]"), format!("{:?}", schedule[i]), "a positive rate (bit/s)"));
-    }
     if let Some(i) = schedule.windows(2).position(|w| w[1].0 <= w[0].0) {
         return Err(SpecError::new(format!("{field}[{}]", i + 1), format!("{:?}", schedule[i + 1]), format!("a time after the step before ({} ns)", schedule[i].0)));
     }

@@ -1,6 +1,6 @@
 //! A link whose rate changes over the run (`bottleneck_schedule`, a graph link's `rate_schedule`):
-//! what crosses it follows the rate, a packet keeps the rate it started at, nothing is lost or
-//! made up, and a bad schedule is refused with its field.
+//! what crosses it follows the rate, a packet keeps the rate it started at, a link at rate 0 is
+//! down, nothing is lost or made up, and a bad schedule is refused with its field.
 
 use tcplab_sim::spec::{CaptureSpec, CbrSpec, FlowSpec, Spec, TcpSpec, Topology};
 use tcplab_sim::simulate;
@@ -113,7 +113,6 @@ fn a_graph_links_schedule_and_a_change_at_time_zero() {
 
     // Bad schedules name the field, the step and what is allowed.
     for (schedule, field, allowed) in [
-        (serde_json::json!([[S, 0]]), "topology.links[0].rate_schedule[0]", "a positive rate"),
         (serde_json::json!([[2 * S, 1_000_000], [S, 2_000_000]]), "topology.links[0].rate_schedule[1]", "a time after the step before"),
         (serde_json::json!([[S, 1_000_000], [S, 2_000_000]]), "topology.links[0].rate_schedule[1]", "a time after the step before"),
     ] {
@@ -121,6 +120,75 @@ fn a_graph_links_schedule_and_a_change_at_time_zero() {
         let text = err.to_string();
         assert!(text.contains(field) && text.contains(allowed), "{schedule}: {text}");
     }
-    let bad = with_schedule(dumbbell(10_000_000, 20 * MS, 100, vec![cbr(0, 1, 1_000_000)], S), &[(S / 2, 0)]);
-    assert!(simulate(&bad).expect_err("refused").to_string().contains("topology.bottleneck_schedule[0]"));
+    let bad = with_schedule(dumbbell(10_000_000, 20 * MS, 100, vec![cbr(0, 1, 1_000_000)], S), &[(S / 2, 0), (S / 4, 1_000_000)]);
+    assert!(simulate(&bad).expect_err("refused").to_string().contains("topology.bottleneck_schedule[1]"));
+}
+
+/// The capture's crossings of link 0 by flow 0: (start, end of serialisation) in ns.
+fn crossings(r: &tcplab_sim::SimResult, delay_ns: u64) -> Vec<(u64, u64)> {
+    let cap = r.capture.as_ref().expect("a capture");
+    let (start, end) = (cap.col("t_ns"), cap.col("arrive_ns"));
+    (0..cap.rows()).map(|i| (start.get(i) as u64, end.get(i) as u64 - delay_ns)).collect()
+}
+
+#[test]
+fn a_link_at_rate_zero_is_down_and_its_queue_waits_for_it() {
+    // 5 Mb/s of CBR (625 packets a second) into 10 Mb/s, down from 2 s to 2.5 s: the packet
+    // being serialised at 2 s ends as it would have, nothing starts while the link is down (the
+    // next packet waits at the transmitter, the queue holds the 311 or so after it), the link
+    // starts again at 2.5 s at its full rate, back to back until the backlog is gone, and none
+    // is lost.
+    let (down, up) = (2 * S, 2 * S + S / 2);
+    let mut spec = with_schedule(dumbbell(10_000_000, 20 * MS, 1000, vec![cbr(0, 1, 5_000_000)], 4 * S), &[(down, 0), (up, 10_000_000)]);
+    spec.capture = Some(CaptureSpec { flow: 0, links: vec![0] });
+    let r = run(&spec);
+    let c = crossings(&r, 10 * MS);
+    assert!(c.iter().all(|&(s, e)| e - s == 800_000), "every packet at 10 Mb/s");
+    assert!(c.iter().all(|&(s, _)| !(down..up).contains(&s)), "a packet started while the link was down");
+    let first_after = c.iter().position(|&(s, _)| s >= up).expect("packets after the outage");
+    assert_eq!(c[first_after].0, up, "the queue's head starts as the link comes back");
+    let backlog = c[first_after..].windows(2).take_while(|w| w[1].0 == w[0].1).count() + 1;
+    assert!((600..=640).contains(&backlog), "{backlog} packets back to back after the outage: 312 queued and as many again while they drain");
+    let max_q = queue_col(&r, "max_pkts");
+    assert!((311.0..=314.0).contains(&max_q), "the queue grew to {max_q} packets");
+    assert_eq!(queue_col(&r, "dropped_pkts"), 0.0);
+    let [sent, delivered, in_flight] = ["sent_pkts", "delivered_pkts", "in_flight_pkts"].map(|c| r.flow(0, c));
+    assert!(delivered == sent - in_flight && in_flight < 30.0, "{sent} sent, {delivered} delivered, {in_flight} in flight");
+
+    // A short buffer overflows instead: 100 packets queued (and one at the transmitter), the rest
+    // of the outage's arrivals lost.
+    let short = with_schedule(dumbbell(10_000_000, 20 * MS, 100, vec![cbr(0, 1, 5_000_000)], 4 * S), &[(down, 0), (up, 10_000_000)]);
+    let r = run(&short);
+    assert_eq!(queue_col(&r, "max_pkts"), 100.0);
+    let dropped = queue_col(&r, "dropped_pkts");
+    assert!((208.0..=216.0).contains(&dropped), "{dropped} packets dropped");
+}
+
+#[test]
+fn tcp_waits_out_an_outage_and_a_link_down_to_the_end_keeps_its_packets() {
+    // CUBIC on 20 Mb/s, 40 ms; the link is down from 10 s to 11 s: nothing arrives while it is
+    // down, the flow's timeouts bring it back, every packet is accounted for, and the same seed
+    // gives the same run.
+    let mut t = TcpSpec::new(0, 1);
+    t.cc = "cubic".to_string();
+    let spec = with_schedule(dumbbell(20_000_000, 40 * MS, 66, vec![t.clone()], 25 * S), &[(10 * S, 0), (11 * S, 20_000_000)]);
+    let r = run(&spec);
+    let series = series_mbps(&r, 0, 0, 25);
+    assert!(series[10] < 0.5, "the second the link was down delivered {} Mb/s", series[10]);
+    let again = mean_mbps(&r, 0, 18, 25);
+    assert!(again > 0.9 * goodput_ceiling_mbps(20_000_000), "after the outage: {again} Mb/s");
+    assert!(r.flow(0, "rto_count") > 0.0, "the outage outlasted the retransmission timer");
+    let accounted = |r: &tcplab_sim::SimResult| {
+        let [sent, delivered, dropped, in_flight] = ["sent_pkts", "delivered_pkts", "dropped_pkts", "in_flight_pkts"].map(|c| r.flow(0, c));
+        assert_eq!(sent, delivered + dropped + in_flight);
+        in_flight
+    };
+    accounted(&r);
+    assert_eq!(run(&spec), r);
+
+    // Down from 5 s to the end: the queue keeps what it holds, counted in flight, never delivered.
+    let spec = with_schedule(dumbbell(20_000_000, 40 * MS, 66, vec![t], 8 * S), &[(5 * S, 0)]);
+    let r = run(&spec);
+    assert!(accounted(&r) > 0.0, "packets were left in the queue");
+    assert_eq!(series_mbps(&r, 0, 0, 8)[6..], [0.0, 0.0]);
 }
