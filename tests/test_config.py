@@ -210,6 +210,23 @@ def test_rack_defaults_to_the_variant_and_needs_sack(reference_data: dict) -> No
     assert e.value.field == "flows[2].rack" and "RACK-TLP needs SACK blocks" in str(e.value)
 
 
+def test_undo_defaults_to_the_variant_and_needs_a_sack_connection(reference_data: dict) -> None:
+    # Linux's congestion controls undo a spurious timeout, as Linux does; the classic variants and
+    # the papers' profile (ns-2's TCP-Linux recovery) do not. The engine spec says so only when on.
+    data = {**reference_data, "flows": [{"variant": "sack"}, {"variant": "cubic", "start": "60s"}, {"variant": "bbr", "undo": False}, {"variant": "cubic", "sack": False}]}
+    flows = Scenario.model_validate(data).to_engine_spec()["flows"]
+    assert [f.get("undo", False) for f in flows] == [False, True, False, False]
+    assert "undo" not in flows[0]
+    old = Scenario.model_validate({**data, "cc": {"profile": "linux-2.6.22"}}).to_engine_spec()["flows"]
+    assert not any(f.get("undo") for f in old)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate({**reference_data, "tcp": {"undo": True}})
+    assert e.value.field == "flows[0].undo" and "modelled for SACK recovery" in str(e.value)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.model_validate({**data, "flows": [{"variant": "cubic", "sack": False, "undo": True}]})
+    assert e.value.field == "flows[0].undo" and "this flow's sack is false" in str(e.value)
+
+
 def test_send_buffer_autotuning_is_asked_for_and_keeps_other_run_keys(reference_data: dict) -> None:
     # Off unless asked: the engine spec (and so every existing run's key) leaves it out.
     plain = Scenario.model_validate(reference_data)

@@ -291,6 +291,7 @@ def test_tcp_settings_map_to_sysctls_and_routes() -> None:
         ({"initial_rto": "3s"}, "tcp.initial_rto", "expected 1s on the testbed"),
         ({"prr": False}, "tcp.prr", "Linux always recovers with PRR"),
         ({"tso": False}, "tcp.tso", "always sends TSO/GSO bursts"),
+        ({"undo": False}, "tcp.undo", "Linux always undoes a timeout its timestamps show was spurious"),
         ({"fq_pacing": True}, "tcp.fq_pacing", "its kernel has no fq qdisc"),
         ({"min_rto": "200500us"}, "tcp.min_rto", "expected whole milliseconds"),
         ({"max_rto": "200s"}, "tcp.max_rto", "from 1s to 120s"),

@@ -812,6 +812,14 @@ pub struct TcpSpec {
     /// duplicate-ACK threshold.
     #[serde(default)]
     pub rack: bool,
+    /// A retransmission timeout that proves spurious is undone, as Linux undoes it
+    /// (`tcp_try_undo_loss` with Eifel detection, RFC 3522): when the first ACK of new data after
+    /// it echoes a timestamp from before the first retransmission, the window and ssthresh go
+    /// back to what they were and no segment stays marked lost. Needs `recovery` "sack" with
+    /// `sack` on; without `timestamps` only a timeout whose retransmission has not left yet is
+    /// undone. Off: every timeout stands.
+    #[serde(default)]
+    pub undo: bool,
     /// ECN (RFC 3168; Linux `net.ipv4.tcp_ecn = 1`): new data leaves ECN-capable (ECT(0)), the
     /// receiver echoes a CE mark with ECE until the sender's CWR, and the sender reduces its
     /// window once per window of data on ECE.
@@ -1424,6 +1432,9 @@ impl Spec {
                     }
                     if t.rack && !t.sack {
                         return Err(SpecError::new(format!("flows[{i}].rack"), true, "false when sack is false (RACK-TLP needs SACK blocks; Linux runs it only with SACK)"));
+                    }
+                    if t.undo && (t.recovery != Recovery::Sack || !t.sack) {
+                        return Err(SpecError::new(format!("flows[{i}].undo"), true, "false unless recovery is \"sack\" with sack on (undo is modelled for SACK connections)"));
                     }
                     if t.rack && t.recovery != Recovery::Sack {
                         return Err(SpecError::new(format!("flows[{i}].rack"), true, "false unless recovery is \"sack\" (RACK-TLP needs SACK)"));

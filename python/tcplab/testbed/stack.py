@@ -36,6 +36,8 @@ the value and what the testbed can do, before anything is built:
 ``prr = false``               refused: Linux always reduces with PRR (RFC 6937) in recovery;
                               ``prr``, ``rack``, ``sack_compression`` and ``rcvbuf_autotuning`` = true ask for what the
                               kernel does unasked and leave the testbed run's key alone
+``undo = false``              refused: Linux always undoes a timeout its timestamps show was
+                              spurious; ``undo = true`` asks for what the kernel does unasked
 ``tso = false``               refused: Linux's TCP always sends GSO bursts (the veths' TSO/GSO being
                               off only moves the splitting into the stack); ``tso`` leaves the
                               testbed run's key alone
@@ -216,6 +218,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         raise _refuse(flow, i, "sndbuf_autotuning", False, "expected true or unset on the testbed (Linux always sizes the send buffer from cwnd, up to tcp_wmem's maximum)")
     if tcp.tso is False:
         raise _refuse(flow, i, "tso", False, "expected true or unset on the testbed (Linux's TCP always sends TSO/GSO bursts)")
+    if tcp.undo is False:
+        raise _refuse(flow, i, "undo", False, "expected true or unset on the testbed (Linux always undoes a timeout its timestamps show was spurious)")
     if tcp.min_rto.ns % 1_000_000:
         raise _refuse(flow, i, "min_rto", str(tcp.min_rto), "expected whole milliseconds on the testbed (the route's rto_min is in ms)")
     if flow.cc_params or (name in variants.names() and scenario.cc_params(flow)):

@@ -476,6 +476,25 @@ impl Scoreboard {
         self.clear_block_cache();
     }
 
+    /// A timeout proved spurious (Linux `tcp_undo_cwnd_reduction`): no segment is lost any
+    /// more, except one whose retransmission is still out: the scoreboard keeps a retransmission
+    /// only on a lost segment, so it counts once in flight, where Linux counts its original too.
+    pub fn undo_lost(&mut self) {
+        let mut lost = 0;
+        for seg in self.segs.iter_mut() {
+            if seg.flags & RETRANS == 0 {
+                seg.flags &= !LOST;
+            }
+            lost += u32::from(seg.flags & LOST != 0);
+        }
+        self.lost_out = lost;
+        self.retx_hint = self.una;
+        // Linux sets `rack.advanced`: RACK looks at every segment again.
+        self.rack.advanced = true;
+        self.rack_hint = self.una;
+        self.lost_checked_upto = self.una;
+    }
+
     /// The lowest segment that is lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
     pub fn next_retransmit(&mut self) -> Option<u32> {
         if self.lost_out <= self.retrans_out {

@@ -88,6 +88,11 @@ const TIMEOUT_MIN_NS: Nanos = 2 * JIFFY_NS;
 /// Linux `TCP_TIMEOUT_MIN_US`, 2 ms: added to a tail loss probe's timeout.
 const TIMEOUT_MIN_US_NS: Nanos = 2_000_000;
 
+/// A time on Linux's millisecond timestamp clock (`tcp_time_stamp_ts`).
+fn ts_ms(t: Nanos) -> u32 {
+    (t / 1_000_000) as u32
+}
+
 /// What the retransmission timer slot is armed for (Linux `icsk_pending`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XmitTimer {
@@ -120,6 +125,8 @@ pub struct SenderStats {
     pub loss_probes: u64,
     /// Window reductions on ECE (entries into CWR, RFC 3168 §6.1.2).
     pub ecn_reductions: u64,
+    /// Timeouts undone as spurious (`undo`; Linux's `TCPLossUndo`).
+    pub undos: u64,
 }
 
 #[derive(Debug)]
@@ -203,6 +210,15 @@ pub struct TcpSender {
     reno: bool,
     /// Linux `tp->reordering`: duplicate ACKs that mark the head lost (without SACK).
     reordering: u32,
+    /// A timeout that proves spurious is undone (the flow's `undo`; `undo_loss`).
+    undo: bool,
+    /// The last timeout's reduction may still be undone (Linux `undo_marker`).
+    undo_marker: bool,
+    /// The slow-start threshold before that reduction (Linux `prior_ssthresh`).
+    prior_ssthresh: u32,
+    /// When the loss episode's first retransmission left, in whole milliseconds of the
+    /// timestamp clock plus one; 0 before it (Linux `retrans_stamp`).
+    retrans_stamp: u32,
     /// The send buffer in memory terms and the writer that fills it (`sndbuf_autotuning`).
     sndbuf: Option<Box<SndBuf>>,
     /// Linux `tlp_high_seq`: snd_nxt when the outstanding probe was sent.
@@ -283,6 +299,10 @@ impl TcpSender {
             rack: spec.rack,
             reno: spec.recovery == Recovery::Sack && !spec.sack,
             reordering: DUPTHRESH,
+            undo: spec.undo,
+            undo_marker: false,
+            prior_ssthresh: 0,
+            retrans_stamp: 0,
             sndbuf: spec.sndbuf_autotuning.then(|| Box::new(SndBuf::new(spec.mss_bytes, spec.sndbuf_bytes))),
             tlp_high_seq: None,
             tlp_retrans: false,
@@ -418,6 +438,11 @@ impl TcpSender {
                 self.recovery_start_ns = self.tp.now_ns;
             } else if self.tp.ca_state == CaState::Recovery {
                 self.stats.recovery_ns += self.tp.now_ns - self.recovery_start_ns;
+            }
+            if state == CaState::Open {
+                // Linux `tcp_fastretrans_alert` clears it on every ACK in Open state, where
+                // nothing sets it (a loss probe's retransmission does not).
+                self.retrans_stamp = 0;
             }
             self.cc.set_state(&self.tp, state);
             self.tp.ca_state = state;
@@ -559,6 +584,9 @@ impl TcpSender {
         let tx = rate::on_send(&mut self.tp, self.sb.packets_out(), depart);
         if retrans {
             self.stats.retrans_pkts += 1;
+            if self.retrans_stamp == 0 {
+                self.retrans_stamp = ts_ms(depart) + 1;
+            }
             self.sb.on_retransmit(seq, depart, tx);
         } else {
             self.sb.push(depart, tx);
@@ -789,6 +817,9 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.stats.recoveries += 1;
+        // A recovery's own undo (Linux's DSACK and partial undo) is not modelled, nor a timeout's
+        // within it.
+        self.undo_marker = false;
         // Linux `tcp_init_cwnd_reduction`: a recovery also tells an ECN receiver (CWR) and
         // supersedes an ECN reduction under way; the count of segments acknowledged towards the
         // next increase starts again, so the window leaves recovery at ssthresh and the ACKs
@@ -1185,6 +1216,10 @@ impl TcpSender {
                     }
                 }
             }
+            CaState::Loss if self.undo_marker && una_advanced && self.packet_delayed(p) => {
+                self.undo_loss();
+                reo_armed = self.reopen_after_undo(now, delivered, prior_lost, out);
+            }
             CaState::Loss => {
                 if self.rack {
                     reo_armed = self.rack_mark_lost(now);
@@ -1195,6 +1230,7 @@ impl TcpSender {
                 // `tcp_process_loss`, `tcp_try_undo_recovery`).
                 if self.snd_una() > self.recover || (self.snd_una() == self.recover && !self.reno) {
                     self.dupacks = 0;
+                    self.undo_marker = false;
                     self.set_state(CaState::Open);
                 }
             }
@@ -1360,7 +1396,10 @@ impl TcpSender {
                 let last = self.snd_nxt - 1;
                 let fresh = !self.sb.is_sacked(last) && !self.sb.is_retransmitted(last);
                 if fresh {
+                    // Linux's probe (`__tcp_retransmit_skb`) leaves `retrans_stamp` alone.
+                    let stamp = self.retrans_stamp;
                     self.transmit(last, true, now, out);
+                    self.retrans_stamp = stamp;
                     self.tlp_retrans = true;
                 }
                 fresh
@@ -1393,8 +1432,16 @@ impl TcpSender {
             || self.snd_una() >= self.recover
             || (state == CaState::Loss && self.backoff == 0)
         {
+            // Linux `tcp_current_ssthresh`: in a reduction its ssthresh, else at least 3/4 cwnd.
+            self.prior_ssthresh = if matches!(state, CaState::Recovery | CaState::Cwr) {
+                self.tp.snd_ssthresh
+            } else {
+                self.tp.snd_ssthresh.max((self.tp.snd_cwnd >> 1) + (self.tp.snd_cwnd >> 2))
+            };
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            // Linux `tcp_init_undo`: a later timeout of the same episode keeps it.
+            self.undo_marker = self.undo;
         }
         self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         // Linux `tcp_enter_loss`: the timeout ends an ECN reduction and tells the receiver (CWR).
@@ -1415,6 +1462,62 @@ impl TcpSender {
         self.backoff += 1;
         self.arm_rto(now);
         self.try_send(now, out);
+    }
+
+    /// Linux `tcp_packet_delayed` (Eifel detection, RFC 3522): ACK `p` echoes a timestamp from
+    /// before the episode's first retransmission, so what it acknowledges is an original that was
+    /// delayed, not lost; with no retransmission sent yet, a SACK connection's ACK of new data says
+    /// the same. Timestamps are compared in whole milliseconds, Linux's timestamp clock.
+    #[cold]
+    fn packet_delayed(&self, p: &Packet) -> bool {
+        if self.retrans_stamp == 0 {
+            return true;
+        }
+        self.timestamps && p.ts_ecr_ns > 0 && ts_ms(p.ts_ecr_ns) + 1 < self.retrans_stamp
+    }
+
+    /// Linux `tcp_try_undo_loss` and `tcp_undo_cwnd_reduction`: the timeout was spurious. No
+    /// segment stays marked lost, the window and ssthresh go back to what they were before it
+    /// (the algorithm's `undo_cwnd`), and the connection is Open again (a SACK connection, as
+    /// every one with `undo` is; Linux keeps one without SACK in Loss until the ACK passes
+    /// `recover`).
+    #[cold]
+    fn undo_loss(&mut self) {
+        self.sb.undo_lost();
+        if self.prior_ssthresh > 0 {
+            self.tp.snd_cwnd = self.cc.undo_cwnd(&self.tp);
+            if self.prior_ssthresh > self.tp.snd_ssthresh {
+                self.tp.snd_ssthresh = self.prior_ssthresh;
+                // Linux `tcp_ecn_withdraw_cwr`.
+                self.queue_cwr = false;
+            }
+        }
+        self.undo_marker = false;
+        self.stats.undos += 1;
+        self.set_state(CaState::Open);
+    }
+
+    /// After an undo, the ACK is looked at as in Open state (Linux falls through to
+    /// `tcp_fastretrans_alert`'s default case): what RACK (or RFC 6675's rule) now marks lost
+    /// starts a recovery of its own. Returns whether RACK armed its reordering timer.
+    #[cold]
+    fn reopen_after_undo(&mut self, now: Nanos, delivered: u32, prior_lost: u32, out: &mut Vec<Packet>) -> bool {
+        let reo_armed = if self.rack {
+            self.rack_mark_lost(now)
+        } else {
+            self.sb.mark_lost_by_sack(DUPTHRESH);
+            false
+        };
+        if self.sb.lost_out > 0 {
+            self.enter_recovery(now, out);
+            if self.prr {
+                let newly_lost = self.sb.lost_total.wrapping_sub(prior_lost);
+                self.prr_update(delivered.max(1), true, newly_lost);
+            }
+        } else if self.sb.sacked_out > 0 {
+            self.set_state(CaState::Disorder);
+        }
+        reo_armed
     }
 
     /// The slow-start threshold in bytes, or `None` while it is still infinite.
