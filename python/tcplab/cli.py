@@ -140,6 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
         "With NAME: the keys of its [topology.NAME] table, their defaults and what they do.",
     )
     queues.add_argument("name", nargs="?", metavar="NAME", help="a queue discipline, e.g. fq_pie")
+    schedule = commands.add_parser(
+        "schedule",
+        help="turn a Mahimahi link trace into a rate schedule to paste into a scenario",
+        description="Print TRACE (a Mahimahi packet-delivery trace: one line per 1500-byte delivery opportunity, in ms, repeating "
+        "with the period of its last line) as a scenario's bottleneck_schedule: the rate that carries each bin's opportunities, "
+        "0 where a bin has none (docs/scenario.md, 'Rate schedules').",
+    )
+    schedule.add_argument("trace", metavar="TRACE", help="the trace file")
+    schedule.add_argument("--bin", default="10ms", help="the width of a step, whole milliseconds (default 10ms)")
+    schedule.add_argument("--duration", default="60s", help="how much of the (repeated) trace, a whole number of bins (default 60s)")
+    schedule.add_argument("--key", default="bottleneck_schedule", help="the key to print (default bottleneck_schedule; a graph link's is rate_schedule)")
     _add_testbed(commands)
 
     run = commands.add_parser(
@@ -403,6 +414,26 @@ def _variants(args: argparse.Namespace) -> int:
     return 0
 
 
+def _schedule(args: argparse.Namespace) -> int:
+    from .traces import mahimahi_schedule, read_mahimahi
+    from .units import Time, UnitError
+
+    def time_ns(flag: str, text: str) -> int:
+        try:
+            return Time.parse(text).ns
+        except UnitError:
+            raise ScenarioError(flag, text, "expected a time like '10ms' or '60s'") from None
+
+    bin_ns, duration_ns = time_ns("--bin", args.bin), time_ns("--duration", args.duration)
+    s = mahimahi_schedule(read_mahimahi(Path(args.trace)), bin_ns, duration_ns)
+    print(
+        f"# {Time(s.duration_ns)} of {args.trace} (Mahimahi, period {s.period_ms} ms) in {Time(s.bin_ns)} bins: "
+        f"mean {s.mean_bps / 1e6:.2f} Mb/s, {s.down_bins} of {s.bins} bins without a delivery opportunity (rate 0), {len(s.points)} steps"
+    )
+    print(s.toml(args.key), end="")
+    return 0
+
+
 def _queues(name: str | None) -> int:
     from .config import _QUEUE_TABLES, QUEUES
 
@@ -512,6 +543,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _variants(args)
         if args.command == "queues":
             return _queues(args.name)
+        if args.command == "schedule":
+            return _schedule(args)
         if args.command == "testbed":
             from .testbed.cli import testbed_command
 

@@ -17,6 +17,7 @@
 //! run's start, which SIGUSR2 marks (the router answers `started NS` on stdout, NS its
 //! CLOCK_MONOTONIC time of the start); both directions follow it unless `--rev-rate-bps` is given.
 //! A rate of 0 takes the link down until the next step (the next packet waits at the transmitter).
+//! `--rate-schedule @FILE` reads the list from FILE.
 //!
 //! A wake-up more than `--stall-us` (default 1000; 0: none) late is a stall, counted in the report;
 //! with `--stop-clock-on-stall` the pipe's clock stops for it (`pipe`; docs/testbed.md, "Stalls").
@@ -34,7 +35,7 @@ use tcplab_router::report;
 use tcplab_router::sys::{self, Signal, Signals, Timer, Tun};
 use tcplab_sim::spec::{check_rate_schedule, QueueSpec};
 
-const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rate-schedule JSON] [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
+const USAGE: &str = "usage: tcplab-router --fwd DEV --rev DEV --rate-bps N [--rate-schedule JSON|@FILE] [--rev-rate-bps N] --delay-ns N [--rev-delay-ns N] \
 --queue JSON [--overhead-bytes N] [--slots N] [--rt-priority N] [--no-realtime] [--stall-us N] [--stop-clock-on-stall] [--seed N] [--report FILE] [--pcap-fwd FILE]";
 
 /// Longest sleep without checking for a stop or report request.
@@ -73,8 +74,14 @@ fn parse_args() -> Result<Args, String> {
             "--rate-bps" => rate = Some(num::<u64>(&flag, it.next())?),
             "--rev-rate-bps" => rev_rate = Some(num::<u64>(&flag, it.next())?),
             "--rate-schedule" => {
-                let text = it.next().ok_or("--rate-schedule needs a value")?;
-                schedule = serde_json::from_str(&text).map_err(|e| format!("--rate-schedule: '{text}' is not a list of [offset_ns, rate_bps] ({e})"))?;
+                let arg = it.next().ok_or("--rate-schedule needs a value")?;
+                // `@FILE`: the list is in FILE (a long schedule outgrows an argument's 128 KiB).
+                let text = match arg.strip_prefix('@') {
+                    Some(path) => std::fs::read_to_string(path).map_err(|e| format!("--rate-schedule: cannot read '{path}' ({e})"))?,
+                    None => arg,
+                };
+                let shown: String = text.chars().take(80).collect();
+                schedule = serde_json::from_str(&text).map_err(|e| format!("--rate-schedule: '{shown}' is not a list of [offset_ns, rate_bps] ({e})"))?;
                 check_rate_schedule(&schedule, "--rate-schedule").map_err(|e| e.to_string())?;
             }
             "--delay-ns" => delay = Some(num::<u64>(&flag, it.next())?),

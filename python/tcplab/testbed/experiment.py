@@ -209,6 +209,10 @@ class _Router:
         #: The forward direction's arrivals (``--pcap-fwd``), when asked for.
         self.pcap_path = workdir / "router-fwd.pcap" if pcap else None
         self.stderr_path = workdir / "router.stderr"
+        if rate_schedule:
+            # In a file: a long schedule (a trace's) outgrows a command-line argument.
+            schedule_path = workdir / "rate-schedule.json"
+            schedule_path.write_text(json.dumps(rate_schedule))
         self.cmd = [
             router_binary(),
             "--fwd", FWD_TUN,
@@ -220,7 +224,7 @@ class _Router:
             "--overhead-bytes", str(overhead_bytes),
             "--stall-us", str(STALL_LIMIT_NS // 1000),
             "--report", str(self.report_path),
-        ] + (["--pcap-fwd", str(self.pcap_path)] if self.pcap_path else []) + (["--rate-schedule", json.dumps(rate_schedule)] if rate_schedule else [])  # fmt: skip
+        ] + (["--pcap-fwd", str(self.pcap_path)] if self.pcap_path else []) + (["--rate-schedule", f"@{schedule_path}"] if rate_schedule else [])  # fmt: skip
         self.config = {"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": queue, "overhead_bytes": overhead_bytes} | ({"rate_schedule": rate_schedule} if rate_schedule else {})
         self._stderr = open(self.stderr_path, "wb")
         # SIGTERM on the runner's death: the router stops cleanly and its TUNs disappear.
