@@ -569,7 +569,7 @@ def test_what_the_kernel_does_unasked_is_what_the_testbed_writes_when_asked(quic
     unasked = stack.plan(quick.scenario, available=available)
     written = {}
     for field, value in KERNEL_DEFAULT_TCP.items():
-        where = "flows[1]" if field == "rack" else "tcp"  # RACK needs SACK recovery: the cubic flow
+        where = "flows[1]" if field in ("rack", "undo") else "tcp"  # RACK and undo need SACK recovery: the cubic flow
         asked = stack.plan(quick.scenario.override({f"{where}.{field}": value}), available=available)
         for i, (before, after) in enumerate(zip(unasked, asked), start=1):
             for ns, old, new in ((f"tcplab-s{i}", before.sender_sysctls, after.sender_sysctls), (f"tcplab-r{i}", before.receiver_sysctls, after.receiver_sysctls)):
@@ -578,7 +578,7 @@ def test_what_the_kernel_does_unasked_is_what_the_testbed_writes_when_asked(quic
                         written[field, ns, name] = text
                         assert hosts[ns][name] == text, (field, ns, name)
     assert {name for _, _, name in written} == {"net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_comp_sack_nr", "net.ipv4.tcp_moderate_rcvbuf"}, written
-    assert not [key for key in written if key[0] == "prr"]  # PRR: nothing to write, Linux always does it
+    assert not [key for key in written if key[0] in ("prr", "undo")]  # nothing to write: Linux always does them
 
 
 def test_a_run_leaves_nothing(quick: tcplab.Result) -> None:

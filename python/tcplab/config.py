@@ -910,7 +910,7 @@ class TcpSettings(_Model):
     sack: Optional[bool] = Field(None, description="receiver sends SACK blocks; default from the variant")
     prr: Optional[bool] = Field(None, description="proportional rate reduction (RFC 6937); default from the variant")
     rack: Optional[bool] = Field(None, description="RACK-TLP loss detection (RFC 8985), Linux's default: losses by time, tail loss probes; needs SACK recovery; default from the variant")
-    undo: Optional[bool] = Field(None, description="undo a retransmission timeout that proves spurious, as Linux does (Eifel detection, RFC 3522: the first ACK of new data after it echoes a timestamp from before the retransmission, so the window and ssthresh go back to what they were); needs timestamps; default from the variant, as rack (see docs/tcp.md)")
+    undo: Optional[bool] = Field(None, description="undo a retransmission timeout that proves spurious, as Linux does (Eifel detection, RFC 3522: the first ACK of new data after it echoes a timestamp from before the retransmission, so the window and ssthresh go back to what they were); needs SACK recovery and SACK blocks, and timestamps to tell; default from the variant, as rack (see docs/tcp.md)")
     sack_compression: Optional[bool] = Field(None, description="the receiver ACKs as Linux >= 4.20: quick-ACK mode at the start, SACK compression while holding out-of-order data (default false: every out-of-order segment ACKed at once, RFC 5681 and ns-2; see docs/validation.md)")
     rcvbuf_autotuning: Optional[bool] = Field(None, description="the receiver's window grows as Linux's receive-buffer autotuning grows it, from 128 KB of buffer up to rwnd, opening by two segments per segment received and asking for an ACK each time (default false: rwnd from the start; see docs/tcp.md)")
     sndbuf_autotuning: Optional[bool] = Field(None, description="the send buffer is sized as Linux sizes it (2 x cwnd x 2304 bytes, up to sndbuf) and holds the queued data in memory terms; the writer refills it once a third is free (default false: sndbuf of payload caps the data in flight and there is always data to send; see docs/tcp.md)")
@@ -1323,6 +1323,8 @@ class Scenario(_Model):
             }
         variant = variants.resolve(flow.variant)
         tcp = self.tcp_settings(flow)
+        # Today's Linux stack on a SACK connection: what RACK-TLP and undo default to.
+        linux_sack = variant.rack and tcp.sack is not False and self.cc.profile not in OLD_STACK_PROFILES
         return {
             "kind": "tcp",
             **common,
@@ -1332,9 +1334,9 @@ class Scenario(_Model):
             "recovery": variant.recovery,
             "prr": variant.prr if tcp.prr is None else tcp.prr,
             # Without SACK blocks Linux marks losses NewReno's way, not RACK's (`tcp_is_reno`).
-            "rack": (variant.rack and tcp.sack is not False and self.cc.profile not in OLD_STACK_PROFILES) if tcp.rack is None else tcp.rack,
-            # Undo, as RACK, only on a SACK connection; written only when on (earlier specs had none).
-            **({"undo": True} if (variant.rack and tcp.sack is not False and self.cc.profile not in OLD_STACK_PROFILES if tcp.undo is None else tcp.undo) else {}),
+            "rack": linux_sack if tcp.rack is None else tcp.rack,
+            # Undo, as RACK, on a SACK connection; written only when on (earlier specs had none).
+            **({"undo": True} if (linux_sack if tcp.undo is None else tcp.undo) else {}),
             "mss_bytes": tcp.mss_bytes,
             "header_bytes": tcp.header_bytes,
             "init_cwnd_pkts": tcp.init_cwnd,

@@ -404,11 +404,11 @@ impl Pipe {
         }
     }
 
-    /// When a `size`-byte packet handed to the link at pipe time `start` starts and ends
-    /// serialisation: at the rate of the schedule's latest step at or before `start`. While the
-    /// link is down (rate 0) the packet waits at the transmitter for the step that brings it
-    /// back, as the simulator's does; `None` if none does.
-    fn transmit(&mut self, size: u32, start: Nanos) -> Option<(Nanos, Nanos)> {
+    /// When a `size`-byte packet handed to the link at pipe time `start` ends serialisation: at
+    /// the rate of the schedule's latest step at or before `start`. While the link is down (rate
+    /// 0) the packet waits at the transmitter for the step that brings it back, as the
+    /// simulator's does; `None` if none does.
+    fn transmit(&mut self, size: u32, start: Nanos) -> Option<Nanos> {
         self.schedule_to(start);
         let mut start = start;
         if self.rate_bps == 0 {
@@ -418,7 +418,7 @@ impl Pipe {
             start = origin + offset;
             self.schedule_to(start);
         }
-        Some((start, start + tx_time_ns(size + self.cfg.overhead_bytes, self.rate_bps)))
+        Some(start + tx_time_ns(size + self.cfg.overhead_bytes, self.rate_bps))
     }
 
     fn occupancy_to(&mut self, t: Nanos) {
@@ -515,7 +515,7 @@ impl Pipe {
                 self.occupancy_to(start);
             }
             self.stats.sojourn.record(start - pkt.enq_ns);
-            let Some((_, finish)) = self.transmit(pkt.size_bytes, start) else {
+            let Some(finish) = self.transmit(pkt.size_bytes, start) else {
                 // Down to the end: the packet stays at the transmitter, the rest in the queue.
                 self.stranded = Some(pkt.seq);
                 self.link_free_ns = Nanos::MAX;

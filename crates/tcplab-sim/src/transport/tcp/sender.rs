@@ -1502,13 +1502,16 @@ impl TcpSender {
     /// starts a recovery of its own. Returns whether RACK armed its reordering timer.
     #[cold]
     fn reopen_after_undo(&mut self, now: Nanos, delivered: u32, prior_lost: u32, out: &mut Vec<Packet>) -> bool {
+        // Segments whose retransmission is out stay marked (`Scoreboard::undo_lost`); Linux has
+        // unmarked them, so only a loss marked now starts a recovery.
+        let kept = self.sb.lost_out;
         let reo_armed = if self.rack {
             self.rack_mark_lost(now)
         } else {
             self.sb.mark_lost_by_sack(DUPTHRESH);
             false
         };
-        if self.sb.lost_out > 0 {
+        if self.sb.lost_out > kept {
             self.enter_recovery(now, out);
             if self.prr {
                 let newly_lost = self.sb.lost_total.wrapping_sub(prior_lost);
