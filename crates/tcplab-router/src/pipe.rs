@@ -293,8 +293,8 @@ pub struct Pipe {
     schedule_start_ns: Option<Nanos>,
     /// Rate changes of the schedule applied so far.
     rate_changes: usize,
-    /// The slot of a packet handed to a link that went down for good (no step brings it back).
-    stranded: Option<u32>,
+    /// A packet was handed to a link that went down for good (no step brings it back).
+    stranded: bool,
     pub stats: Stats,
 }
 
@@ -325,7 +325,7 @@ impl Pipe {
             rate_bps: cfg.rate_bps,
             schedule_start_ns: None,
             rate_changes: 0,
-            stranded: None,
+            stranded: false,
             stats: Stats::new(),
             cfg,
         }
@@ -517,7 +517,7 @@ impl Pipe {
             self.stats.sojourn.record(start - pkt.enq_ns);
             let Some(finish) = self.transmit(pkt.size_bytes, start) else {
                 // Down to the end: the packet stays at the transmitter, the rest in the queue.
-                self.stranded = Some(pkt.seq);
+                self.stranded = true;
                 self.link_free_ns = Nanos::MAX;
                 break;
             };
@@ -623,7 +623,7 @@ impl Pipe {
     /// Packets past the queue not yet released: in serialisation or propagation, or stranded
     /// at the transmitter of a link down for good.
     pub fn in_flight_pkts(&self) -> usize {
-        self.delay_line.len() + usize::from(self.stranded.is_some())
+        self.delay_line.len() + usize::from(self.stranded)
     }
 }
 

@@ -43,7 +43,7 @@
 
 use super::rate::{self, RateAcc};
 use super::rcvbuf::syn_window_bytes;
-use super::rtt::{ts_rtt_ns, RttEstimator};
+use super::rtt::{ts_rtt_ns, RttEstimator, TS_TICK_NS};
 use super::scoreboard::Scoreboard;
 use super::setup::{self, Step};
 use super::sndbuf::SndBuf;
@@ -90,7 +90,7 @@ const TIMEOUT_MIN_US_NS: Nanos = 2_000_000;
 
 /// A time on Linux's millisecond timestamp clock (`tcp_time_stamp_ts`).
 fn ts_ms(t: Nanos) -> u32 {
-    (t / 1_000_000) as u32
+    (t / TS_TICK_NS) as u32
 }
 
 /// What the retransmission timer slot is armed for (Linux `icsk_pending`).
