@@ -313,6 +313,8 @@ def test_after_an_outage_the_kernel_undoes_its_timeouts_and_so_does_the_simulato
         series = tb.intervals.set_index("t_s")["throughput_mbps"]
         assert series.loc[9] < 1.0, list(series)  # the second 8–9 s: nothing crosses
         assert tb.flows["rto_count"].iloc[0] >= 1
+        # The kernel counted its undo (TcpExt.TCPLossUndo) as the simulator counts its own.
+        assert tb.flows["loss_undos"].iloc[0] >= 1 and sim.flows["loss_undos"].iloc[0] >= 1 and without.flows["loss_undos"].iloc[0] == 0
         assert drops["testbed"] < 60, drops
         total = {name: r.summary()["throughput_mbps"].iloc[0] for name, r in (("testbed", tb), ("simulator", sim))}
         assert abs(total["testbed"] - total["simulator"]) < 0.03 * total["simulator"], total

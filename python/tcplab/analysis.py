@@ -13,7 +13,7 @@ Every function takes a store's frames (:class:`Frames`, from :func:`load_frames`
 ``flows``
     one row per run and flow: ``run_id``, ``flow``, ``name``, ``variant``, the summary over the
     measurement window (``throughput_mbps``, ``share``, ``retrans_pkts``, ``sent_pkts``,
-    ``dropped_pkts``, ``drop_rate``, ``rto_count``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``)
+    ``dropped_pkts``, ``drop_rate``, ``rto_count``, ``loss_undos``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``)
     and the run's totals (``total_sent_pkts`` …, ``owd_*_ns``).
 ``intervals``
     one row per run, flow and interval: ``run_id``, ``flow``, ``t_s`` (interval end),

@@ -159,7 +159,7 @@ class Result:
         bytes · 8 / window time covered by whole intervals), ``throughput_std_mbps`` (their
         standard deviation), ``share`` (of the flows' total), ``goodput_bytes``, ``retrans_pkts``,
         ``sent_pkts``, ``dropped_pkts``, ``drop_rate`` (dropped / sent).
-        Over the whole run: ``rto_count``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``
+        Over the whole run: ``rto_count``, ``loss_undos``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``
         (one-way delay).
 
         ``attrs`` holds ``window`` (start_s, stop_s) and ``jain`` (eq. (1) over ``throughput_mbps``).
@@ -192,7 +192,7 @@ class Result:
                 "drop_rate": dropped.astype(float) / np.maximum(sent.astype(float), 1),
             }
         )
-        for column, name in (("rto_count", "rto_count"), ("recoveries", "recoveries")):
+        for column, name in (("rto_count", "rto_count"), ("loss_undos", "loss_undos"), ("recoveries", "recoveries")):
             if column in f.columns:
                 out[name] = f[column].to_numpy()
         for column, name in (("owd_mean_ns", "owd_mean_ms"), ("owd_p99_ns", "owd_p99_ms")):

@@ -42,7 +42,7 @@ __all__ = ["execute", "run_experiment", "with_profile", "default_store_path", "S
 EXECUTORS = ("local", "dask")
 
 #: Columns of ``Result.flows`` that the window summary already holds for the whole run.
-_WHOLE_RUN = ("rto_count", "recoveries")
+_WHOLE_RUN = ("rto_count", "loss_undos", "recoveries")
 
 
 def default_store_path(experiment: Experiment) -> Path:

@@ -723,6 +723,8 @@ impl Simulation {
         flows.push("in_flight_pkts", count(&|_, i| in_net[i]));
         flows.push("goodput_bytes", count(&|fl, _| fl.counters()[0]));
         flows.push("rto_count", count(&|fl, _| tcp(fl, &|s| s.stats.rto_count, &|d| d.stats.rto_count)));
+        // Timeouts undone as spurious (`undo`; Linux's TCPLossUndo).
+        flows.push("loss_undos", count(&|fl, _| tcp(fl, &|s| s.stats.undos, &|_| 0)));
         // DCCP: window reductions on loss (CCID 2 has no recovery state).
         flows.push("recoveries", count(&|fl, _| tcp(fl, &|s| s.stats.recoveries, &|d| d.stats.congestion_events)));
         flows.push("recovery_ns", count(&|fl, _| tcp(fl, &|s| s.stats.recovery_ns, &|_| 0)));

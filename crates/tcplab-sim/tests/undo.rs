@@ -98,6 +98,7 @@ fn after_an_outage_the_queued_originals_undo_the_timeouts() {
     let (drops, drops_without) = (with.flow(0, "dropped_pkts"), without.flow(0, "dropped_pkts"));
     assert!((30.0..=50.0).contains(&drops), "{drops} drops with undo (the kernel: 38)");
     assert!(drops_without > 2.0 * drops, "{drops_without} drops without undo, {drops} with");
+    assert_eq!((with.flow(0, "loss_undos"), without.flow(0, "loss_undos")), (1.0, 0.0), "one undo, of the second timeout's episode");
     let (retrans, retrans_without) = (with.flow(0, "retrans_pkts"), without.flow(0, "retrans_pkts"));
     assert!(retrans_without > 3.0 * retrans, "{retrans_without} retransmissions without undo, {retrans} with");
     // The two seconds after the link is back: more goes through with undo.

@@ -937,6 +937,8 @@ def _result(
         "goodput_bytes": np.array(goodput),
         # The sender's stack counters: RTOs, and entries into SACK (or NewReno) fast recovery.
         "rto_count": np.array([float(r.counters.get("TcpExt.TCPTimeouts", 0)) for r in runs]),
+        # Timeouts undone as spurious (the simulator's `undo`).
+        "loss_undos": np.array([float(r.counters.get("TcpExt.TCPLossUndo", 0)) for r in runs]),
         "recoveries": np.array([float(r.counters.get("TcpExt.TCPSackRecovery", 0) + r.counters.get("TcpExt.TCPRenoRecovery", 0)) for r in runs]),
         "recovery_ns": nan,
         # ECN: the router's CE marks on the flow's packets; the kernel counts no window reductions.
