@@ -59,7 +59,10 @@ class TraceSchedule:
     offered_bytes: int
     #: bins without a delivery opportunity
     down_bins: int
-    bins: int
+
+    @property
+    def bins(self) -> int:
+        return self.duration_ns // self.bin_ns
 
     @property
     def mean_bps(self) -> float:
@@ -89,4 +92,4 @@ def mahimahi_schedule(times_ms: np.ndarray, bin_ns: int, duration_ns: int) -> Tr
     for i, rate in enumerate(rates.tolist()):
         if not points or points[-1][1] != rate:
             points.append((i * bin_ns, rate))
-    return TraceSchedule(points, bin_ns, duration_ns, period_ms, int(counts.sum()) * MAHIMAHI_OPPORTUNITY_BYTES, int((counts == 0).sum()), bins)
+    return TraceSchedule(points, bin_ns, duration_ns, period_ms, int(counts.sum()) * MAHIMAHI_OPPORTUNITY_BYTES, int((counts == 0).sum()))
