@@ -166,7 +166,7 @@ def test_codel_on_a_graph_link() -> None:
         ({"queue": "codel", "codel": {"interval": "-5ms"}}, "topology.codel.interval", "positive time"),
         ({"queue": "codel", "codel": {"mtu": "0B"}}, "topology.codel.mtu", "positive size"),
         ({"queue": "codel", "codel": {"ecn": "maybe"}}, "topology.codel.ecn", "expected true or false"),
-        ({"queue": "codel", "codel": {"ce_threshold": "1ms"}}, "topology.codel.ce_threshold", "unknown key"),
+        ({"queue": "codel", "codel": {"ce_threshold": "0ms"}}, "topology.codel.ce_threshold", "positive time"),
         ({"pie": {"target": "5ms"}}, "topology.pie", "a [pie] table only with queue = 'pie'"),
         ({"queue": "pie", "codel": {"target": "5ms"}}, "topology.codel", "a [codel] table only with queue = 'codel'"),
         ({"queue": "pie", "pie": {"tupdate": "0s"}}, "topology.pie.tupdate", "positive time"),

@@ -222,3 +222,86 @@ def test_ecn_raises_ccid2s_share_against_newreno_at_a_long_rtt(queue: str) -> No
     ccid2 = [r.summary("60s:300s").throughput_mbps[0] for r in (plain, ecn)]
     assert ccid2[1] > 1.05 * ccid2[0], ccid2
     assert ecn.jain("60s:300s") > 0.95
+
+
+def _step(variants: list[str], queue: str = "codel", duration: str = "20s", pacing: bool = False) -> Scenario:
+    """``variants`` (the second from 2 s) on 100 Mb/s, 20 ms, through ``queue`` marking every
+    ECN-capable packet that waited over 1 ms (its ``ce_threshold``), every flow with ECN."""
+    return Scenario.model_validate(
+        {"name": "dctcp", "duration": duration, "seed": 1, "window": f"5s:{duration}",
+         "topology": {"bottleneck": "100Mbps", "rtt": "20ms", "buffer": "1000pkt", "queue": queue, queue: {"ce_threshold": "1ms"}},
+         "tcp": {"ecn": True, "sack_compression": True, "pacing": pacing},
+         "flows": [{"variant": v} | ({"start": "2s"} if i else {}) for i, v in enumerate(variants)]}
+    )
+
+
+def test_dctcp_is_ecn_capable_without_asking_and_refuses_ecn_false(cli_refuses: Callable[[str], str]) -> None:
+    # Linux negotiates ECN for DCTCP whatever net.ipv4.tcp_ecn says (TCP_CONG_NEEDS_ECN).
+    plain = {"name": "x", "duration": "1s", "topology": {"bottleneck": "10Mbps", "rtt": "10ms"}, "flows": [{"variant": "dctcp"}, {"variant": "cubic"}]}
+    flows = Scenario.model_validate(plain).to_engine_spec()["flows"]
+    assert flows[0]["ecn"] is True and "ecn" not in flows[1]
+    assert tcplab.variants.resolve("DCTCP").needs_ecn and not tcplab.variants.resolve("cubic").needs_ecn
+    stderr = cli_refuses('name = "x"\nduration = "1s"\n[topology]\nbottleneck = "10Mbps"\nrtt = "10ms"\n[tcp]\necn = false\n[[flows]]\nvariant = "dctcp"\n')
+    assert stderr.startswith("tcplab: error: flows[0].ecn = false: expected true or unset: dctcp runs only with ECN"), stderr
+
+
+@pytest.mark.parametrize("queue", ["codel", "fq_codel"])
+def test_ce_threshold_lowers_only_when_set_and_marks_what_waited_longer(queue: str) -> None:
+    unset = Scenario.model_validate({"name": "x", "duration": "1s", "topology": {"bottleneck": "10Mbps", "rtt": "10ms", "queue": queue}, "flows": [{"variant": "cubic"}]})
+    assert "ce_threshold_ns" not in unset.to_engine_spec()["topology"]["queue"][queue]
+    assert "ce_threshold" not in str(scenario_json(unset))
+    spec = _step(["reno", "reno"], queue)
+    assert spec.to_engine_spec()["topology"]["queue"][queue]["ce_threshold_ns"] == 1_000_000
+    # Reno with ECN (RFC 3168) through the marking: marks, no drop, no retransmission, and the
+    # owd hardly above the path's 10 ms.
+    r = tcplab.simulate(spec)
+    q = r.queues.iloc[0]
+    assert q.marked_pkts > 10 and q.dropped_pkts == 0 and r.flows.retrans_pkts.sum() == 0
+    assert r.summary().owd_mean_ms.max() < 11.5, r.summary()
+
+
+def test_dctcp_keeps_the_link_full_through_a_shallow_threshold_where_reno_cannot() -> None:
+    # DCTCP's claim (Alizadeh et al. 2010, RFC 8257's introduction): a marked window costs it alpha/2, not
+    # half, so a 1-ms threshold (8 packets against a BDP of 167) leaves the link full; Reno with
+    # ECN halves at each marked window and leaves it idle for much of each cycle. Beside CUBIC in
+    # the one queue DCTCP takes nearly all of it; two paced DCTCP flows share it.
+    def use(r: tcplab.Result) -> float:
+        return float(r.summary().throughput_mbps.sum()) / 100.0
+
+    alone = {v: tcplab.simulate(_step([v], duration="15s")) for v in ("dctcp", "reno")}
+    assert use(alone["dctcp"]) > 0.9 > 0.8 > use(alone["reno"]), {v: use(r) for v, r in alone.items()}
+    mixed = tcplab.simulate(_step(["cubic", "dctcp"], duration="30s")).summary().throughput_mbps
+    assert mixed[1] > 10 * mixed[0], mixed
+    pair = tcplab.simulate(_step(["dctcp", "dctcp"], duration="40s", pacing=True))
+    assert pair.jain("15s:40s") > 0.95, pair.summary("15s:40s")
+
+
+def test_tshark_reads_dctcps_ect_acks_and_its_echo_of_each_mark(tmp_path: Path) -> None:
+    # A DCTCP flow's pcap at its receiver: data and ACKs all ECT(0) (Linux keeps ECT on every
+    # packet of a DCTCP socket) or CE as the queue marked them; ECE on an ACK exactly when the
+    # last data segment before it arrived CE, so there are ACKs with ECE, and none carries CWR's
+    # end of the echo as RFC 3168's receiver would.
+    path = tmp_path / "dctcp.toml"
+    path.write_text(
+        'name = "dctcp"\nduration = "5s"\nseed = 1\n[topology]\nbottleneck = "100Mbps"\nrtt = "20ms"\nbuffer = "1000pkt"\nqueue = "codel"\n'
+        '[topology.codel]\nce_threshold = "1ms"\n[tcp]\nsack_compression = true\n[[flows]]\nvariant = "dctcp"\n'
+    )
+    pcap = tmp_path / "f1.pcap"
+    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap), "-q"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    packets = tshark(pcap, "frame.time_relative", "tcp.len", "ip.dsfield.ecn", "tcp.flags.ece", "tcp.ack", "tcp.seq")
+    data, acks = packets[packets["tcp.len"] != "0"], packets[packets["tcp.len"] == "0"]
+    assert set(acks["ip.dsfield.ecn"]) == {"2"} and set(data["ip.dsfield.ecn"]) == {"2", "3"}
+    assert (acks["tcp.flags.ece"] == "1").sum() > 0
+    # Each ACK's ECE is the CE state of the newest data segment that arrived before it; an ACK
+    # for less than that segment (the held ACK sent when the state changed) has the state before.
+    state = previous = None
+    end, checked = 0, 0
+    for length, ecn, ece, ack, seq in packets[["tcp.len", "ip.dsfield.ecn", "tcp.flags.ece", "tcp.ack", "tcp.seq"]].to_numpy():
+        if length != "0":
+            previous, state, end = state, ecn == "3", int(seq) + int(length)
+        elif state is not None:
+            assert (ece == "1") == (state if int(ack) >= end else previous), (ack, end, ece, state, previous)
+            checked += 1
+    assert checked == len(acks) > 100

@@ -332,6 +332,11 @@ class Red(_Thresholds):
         return out | _ecn_if(self.ecn, False)
 
 
+def _ce_threshold(threshold: Optional[Time]) -> dict[str, int]:
+    """CoDel's ``ce_threshold`` for the engine spec, only when set (earlier specs had none)."""
+    return {} if threshold is None else {"ce_threshold_ns": threshold.ns}
+
+
 def _ecn_if(ecn: Optional[bool], default: bool) -> dict[str, bool]:
     """A discipline's ``ecn`` for the engine spec, only when it differs from the engine's (and
     Linux's) default for it, so that the specs of scenarios without it stay as they were."""
@@ -348,10 +353,11 @@ class Codel(_Model):
     )
     mtu: PositiveSize = Field(Size(1500), description="bytes left queued at or below which CoDel drops nothing (Linux: the device's MTU)")
     ecn: Optional[bool] = Field(None, description="mark ECN-capable packets CE instead of dropping them (Linux ecn); default false, as Linux's codel")
+    ce_threshold: Optional[PositiveTime] = Field(None, description="mark CE every ECN-capable packet that leaves after a longer sojourn, whatever CoDel's state (Linux ce_threshold: the shallow step marking DCTCP expects); default unset, off")
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``codel`` table."""
-        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "mtu_bytes": self.mtu.bytes, **_ecn_if(self.ecn, False)}
+        return {"target_ns": self.target.ns, "interval_ns": self.interval.ns, "mtu_bytes": self.mtu.bytes, **_ecn_if(self.ecn, False), **_ce_threshold(self.ce_threshold)}
 
 
 def _sixteenths(example: str) -> Any:
@@ -410,6 +416,7 @@ class FqCodel(_Model):
     drop_batch: _integer(1, 65535) = Field(64, description="at most this many packets dropped from the fattest flow when the buffer overflows")  # type: ignore[valid-type]
     mtu: PositiveSize = Field(Size(1500), description="bytes left queued (the whole queue's) at or below which CoDel drops nothing")
     ecn: Optional[bool] = Field(None, description="each flow's CoDel marks ECN-capable packets CE instead of dropping them (Linux ecn); default true, as Linux's fq_codel")
+    ce_threshold: Optional[PositiveTime] = Field(None, description="each flow's CoDel marks CE every ECN-capable packet that leaves after a longer sojourn, whatever its state (Linux ce_threshold, for DCTCP); default unset, off")
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``fq_codel`` table."""
@@ -420,6 +427,7 @@ class FqCodel(_Model):
             "drop_batch": self.drop_batch,
             "mtu_bytes": self.mtu.bytes,
             **_ecn_if(self.ecn, True),
+            **_ce_threshold(self.ce_threshold),
         }
 
 
@@ -1147,6 +1155,8 @@ class Scenario(_Model):
                 raise _invalid(f"expected false or unset: undo is modelled for SACK recovery, and variant '{flow.variant}' recovers without it", at=f"{at}.undo", value=True)
             if tcp.undo and tcp.sack is False:
                 raise _invalid("expected false or unset: undo is modelled for SACK connections, and this flow's sack is false", at=f"{at}.undo", value=True)
+            if tcp.ecn is False and variants.resolve(flow.variant).needs_ecn:
+                raise _invalid(f"expected true or unset: {variants.resolve(flow.variant).name} runs only with ECN (Linux negotiates ECN for it whatever tcp_ecn says)", at=f"{at}.ecn", value=False)
             if tcp.rack and tcp.sack is False:
                 raise _invalid("expected false or unset: RACK-TLP needs SACK blocks, and this flow's sack is false (Linux runs no RACK without SACK)", at=f"{at}.rack", value=True)
             check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
@@ -1355,7 +1365,7 @@ class Scenario(_Model):
             "pacing": tcp.pacing,
             "fq_pacing": bool(tcp.fq_pacing),
             "tso": (variant.tso and self.cc.profile not in OLD_STACK_PROFILES) if tcp.tso is None else tcp.tso,
-            **({"ecn": True} if tcp.ecn else {}),
+            **({"ecn": True} if (variant.needs_ecn if tcp.ecn is None else tcp.ecn) else {}),
             **({"sndbuf_autotuning": True} if tcp.sndbuf_autotuning else {}),
             "drop_segments": list(flow.drop_segments),
         }

@@ -34,7 +34,7 @@ Recovery = Literal["tahoe", "reno", "newreno", "sack"]
 class Variant:
     """What a variant name lowers to: the engine flow's ``cc``, ``recovery``, ``prr``, ``sack``,
     ``rack`` (RACK-TLP loss detection, RFC 8985: Linux's default since 4.18) and ``tso`` (Linux's
-    TSO/GSO bursts)."""
+    TSO/GSO bursts), and ``needs_ecn`` (the algorithm runs only with ECN: DCTCP)."""
 
     name: str
     cc: str
@@ -45,6 +45,7 @@ class Variant:
     reference: str = ""
     rack: bool = False
     tso: bool = False
+    needs_ecn: bool = False
 
 
 #: The classic loss-recovery variants, all with Reno congestion control.
@@ -123,4 +124,5 @@ def resolve(name: str) -> Variant:
         if key not in LINUX_CC:
             raise KeyError(name)
     reference = ENGINE[key]["reference"] if key in ENGINE else ""
-    return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key], reference=reference, rack=True, tso=True)
+    needs_ecn = bool(ENGINE[key].get("needs_ecn", False)) if key in ENGINE else False
+    return Variant(key, key, "sack", prr=True, sack=True, about=LINUX_CC[key], reference=reference, rack=True, tso=True, needs_ecn=needs_ecn)

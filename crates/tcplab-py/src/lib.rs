@@ -82,6 +82,7 @@ fn congestion_controls(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("about", a.about)?;
             d.set_item("reference", a.reference)?;
             d.set_item("linux", a.linux)?;
+            d.set_item("needs_ecn", a.needs_ecn)?;
             let params = a
                 .params
                 .iter()

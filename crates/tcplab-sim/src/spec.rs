@@ -401,6 +401,9 @@ pub struct FqCodelSpec {
     /// `ecn`: CoDel marks an ECN-capable packet CE instead of dropping it (Linux's default: on).
     #[serde(default = "default_true")]
     pub ecn: bool,
+    /// `ce_threshold`, each flow's CoDel's (`CodelSpec::ce_threshold_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_ns: Option<Nanos>,
 }
 
 impl Default for FqCodelSpec {
@@ -571,6 +574,11 @@ pub struct CodelSpec {
     /// `ecn`: an ECN-capable packet due to be dropped is marked CE instead (Linux's default: off).
     #[serde(default)]
     pub ecn: bool,
+    /// `ce_threshold`: an ECN-capable packet leaving after a sojourn longer than this is marked
+    /// CE, whatever CoDel's state (the shallow step marking DCTCP expects); unset: off, as
+    /// Linux's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_ns: Option<Nanos>,
 }
 
 impl Default for CodelSpec {
@@ -1443,6 +1451,9 @@ impl Spec {
                         return Err(SpecError::new(format!("flows[{i}].min_rto_ns"), t.min_rto_ns, "positive and at most max_rto_ns"));
                     }
                     crate::cc::Cc::new(&t.cc, &t.cc_profile, &t.cc_params, &format!("flows[{i}]"))?;
+                    if !t.ecn && crate::cc::algorithm(&t.cc).is_some_and(|a| a.needs_ecn) {
+                        return Err(SpecError::new(format!("flows[{i}].ecn"), false, format!("true for cc \"{}\" (it needs ECN; Linux negotiates ECN for it whatever tcp_ecn says)", t.cc)));
+                    }
                 }
                 FlowSpec::Cbr(c) => {
                     if c.packet_bytes < 28 {

@@ -812,7 +812,7 @@ impl CongestionOps for Bbr {
     }
 
     /// Linux `bbr_set_state`: an RTO ends the round and counts as a loss for lt sampling.
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         if new_state == CaState::Loss {
             let rs = RateSample { losses: 1, ..RateSample::invalid() };
             self.prev_ca_state = CaState::Loss;

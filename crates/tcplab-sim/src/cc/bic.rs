@@ -176,7 +176,7 @@ impl CongestionOps for Bic {
         cong_avoid_ai(tp, self.cnt, acked);
     }
 
-    fn set_state(&mut self, _tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, _tp: &mut TcpCcView, new_state: CaState) {
         if new_state == CaState::Loss {
             self.reset();
         }

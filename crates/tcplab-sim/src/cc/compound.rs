@@ -327,7 +327,7 @@ impl CongestionOps for Compound {
     }
 
     /// Caltech `tcp_compound_state`: returning to Open starts a fresh measurement round.
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         if new_state == CaState::Open {
             self.start_round(tp);
         }

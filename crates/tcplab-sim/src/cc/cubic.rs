@@ -336,7 +336,7 @@ impl CongestionOps for Cubic {
         cong_avoid_ai(tp, self.cnt, acked);
     }
 
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         if new_state == CaState::Loss {
             self.reset();
             self.hystart_reset(tp);

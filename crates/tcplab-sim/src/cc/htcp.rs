@@ -230,7 +230,7 @@ impl CongestionOps for Htcp {
         tp.snd_cwnd.max(tp.prior_cwnd)
     }
 
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         let now = jiffies(tp.now_ns);
         match new_state {
             CaState::Open => {

@@ -97,7 +97,7 @@ impl CongestionOps for Hybla {
         Reno.ssthresh(tp)
     }
 
-    fn set_state(&mut self, _tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, _tp: &mut TcpCcView, new_state: CaState) {
         self.hybla_en = new_state == CaState::Open;
     }
 
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn outside_open_it_is_reno() {
         let (mut h, mut tp) = hybla(100, 10, 1000);
-        h.set_state(&tp, CaState::Disorder);
+        h.set_state(&mut tp, CaState::Disorder);
         h.cong_avoid(&mut tp, 1, 1);
         assert_eq!(tp.snd_cwnd, 11);
     }

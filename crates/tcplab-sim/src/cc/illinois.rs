@@ -193,7 +193,7 @@ impl CongestionOps for Illinois {
     }
 
     /// A timeout resets α and β to Reno's.
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         if new_state == CaState::Loss {
             self.alpha = ALPHA_BASE;
             self.beta = BETA_BASE;
@@ -308,7 +308,7 @@ mod tests {
         assert_eq!((c.alpha, c.beta), (ALPHA_BASE, BETA_BASE));
         c.alpha = 1000;
         c.beta = 8;
-        c.set_state(&tp, CaState::Loss);
+        c.set_state(&mut tp, CaState::Loss);
         assert_eq!((c.alpha, c.beta), (ALPHA_BASE, BETA_BASE));
     }
 }

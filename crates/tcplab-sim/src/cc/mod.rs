@@ -13,6 +13,7 @@ mod bbr;
 mod bic;
 mod compound;
 mod cubic;
+mod dctcp;
 pub mod helpers;
 mod highspeed;
 mod htcp;
@@ -31,6 +32,7 @@ pub use bbr::Bbr;
 pub use bic::Bic;
 pub use compound::Compound;
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use highspeed::HighSpeed;
 pub use htcp::Htcp;
 pub use hybla::Hybla;
@@ -69,6 +71,9 @@ pub struct Algorithm {
     pub linux: &'static str,
     pub params: &'static [Param],
     pub build: fn(&ParamValues) -> Cc,
+    /// The algorithm runs only with ECN (Linux `TCP_CONG_NEEDS_ECN`): every segment leaves
+    /// ECN-capable and the receiver echoes each CE mark as DCTCP's does.
+    pub needs_ecn: bool,
 }
 
 /// Every congestion control, in the order `tcplab variants` lists them.
@@ -81,6 +86,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_cong.c (tcp_reno_*)",
         params: &[],
         build: |_| Cc::Reno(Reno),
+        needs_ecn: false,
     },
     Algorithm {
         name: "bic",
@@ -90,6 +96,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_bic.c",
         params: bic::PARAMS,
         build: |p| Cc::Bic(Bic::new(p)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "cubic",
@@ -99,6 +106,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_cubic.c",
         params: cubic::PARAMS,
         build: |p| Cc::Cubic(Cubic::new(p)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "highspeed",
@@ -108,6 +116,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_highspeed.c",
         params: highspeed::PARAMS,
         build: |_| Cc::HighSpeed(HighSpeed::default()),
+        needs_ecn: false,
     },
     Algorithm {
         name: "htcp",
@@ -117,6 +126,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_htcp.c",
         params: htcp::PARAMS,
         build: |p| Cc::Htcp(Htcp::new(p)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "scalable",
@@ -126,6 +136,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_scalable.c",
         params: scalable::PARAMS,
         build: |p| Cc::Scalable(Scalable::new(p)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "compound",
@@ -135,6 +146,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "none (Windows; Caltech's Linux patch tcp_compound.c)",
         params: compound::PARAMS,
         build: |p| Cc::Compound(Compound::new(p)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "vegas",
@@ -144,6 +156,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_vegas.c",
         params: vegas::PARAMS,
         build: |v| Cc::Vegas(Vegas::new(v)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "veno",
@@ -153,6 +166,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_veno.c",
         params: veno::PARAMS,
         build: |v| Cc::Veno(Veno::new(v)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "westwood",
@@ -162,6 +176,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_westwood.c",
         params: westwood::PARAMS,
         build: |v| Cc::Westwood(Westwood::new(v)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "illinois",
@@ -171,6 +186,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_illinois.c",
         params: illinois::PARAMS,
         build: |v| Cc::Illinois(Illinois::new(v)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "yeah",
@@ -180,6 +196,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_yeah.c",
         params: yeah::PARAMS,
         build: |v| Cc::Yeah(Yeah::new(v)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "lp",
@@ -189,6 +206,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_lp.c",
         params: lp::PARAMS,
         build: |v| Cc::Lp(Lp::new(v)),
+        needs_ecn: false,
     },
     Algorithm {
         name: "hybla",
@@ -198,6 +216,17 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_hybla.c",
         params: hybla::PARAMS,
         build: |v| Cc::Hybla(Hybla::new(v)),
+        needs_ecn: false,
+    },
+    Algorithm {
+        name: "dctcp",
+        aliases: &[],
+        about: "Reno whose ECN reduction is proportional to the fraction of marked data, alpha/2 (needs ECN)",
+        reference: "RFC 8257; Alizadeh et al., Data Center TCP, ACM SIGCOMM 2010",
+        linux: "net/ipv4/tcp_dctcp.c",
+        params: dctcp::PARAMS,
+        build: |v| Cc::Dctcp(Dctcp::new(v)),
+        needs_ecn: true,
     },
     Algorithm {
         name: "bbr",
@@ -207,6 +236,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         linux: "net/ipv4/tcp_bbr.c",
         params: bbr::PARAMS,
         build: |v| Cc::Bbr(Box::new(Bbr::new(v))),
+        needs_ecn: false,
     },
 ];
 
@@ -261,7 +291,7 @@ pub enum CaEvent {
     CwndRestart,
     /// End of congestion window reduction.
     CompleteCwr,
-    /// Loss timeout.
+    /// Loss timeout (the first of a loss episode, when it reduces ssthresh).
     Loss,
 }
 
@@ -305,6 +335,9 @@ pub struct TcpCcView {
     pub rcv_tsecr_ns: Nanos,
     /// Segments delivered (cumulatively ACKed or SACKed) so far (Linux `tp->delivered`).
     pub delivered: u32,
+    /// Of those, the segments delivered by ACKs with ECE (Linux `tp->delivered_ce`); ECN flows
+    /// only.
+    pub delivered_ce: u32,
     /// When `delivered` last grew, ns (Linux `delivered_mstamp`).
     pub delivered_ns: Nanos,
     /// Send time of the segment that ends the current sampling interval, ns (Linux
@@ -342,6 +375,7 @@ impl TcpCcView {
             rcv_tsval_ns: 0,
             rcv_tsecr_ns: 0,
             delivered: 0,
+            delivered_ce: 0,
             delivered_ns: 0,
             first_tx_ns: 0,
             app_limited: 0,
@@ -441,14 +475,23 @@ pub trait CongestionOps {
     fn undo_cwnd(&mut self, tp: &TcpCcView) -> u32 {
         tp.snd_cwnd.max(tp.prior_cwnd)
     }
-    /// The connection's `ca_state` is about to change.
-    fn set_state(&mut self, _tp: &TcpCcView, _new_state: CaState) {}
+    /// The connection's `ca_state` is about to change (`tp.ca_state` is still the old one); like
+    /// Linux's hook it may write ssthresh (DCTCP halves on entering Recovery).
+    fn set_state(&mut self, _tp: &mut TcpCcView, _new_state: CaState) {}
     /// An event; like Linux's hook it may write the window (Westwood+ sets cwnd and ssthresh
     /// from its bandwidth estimate at `CompleteCwr` and `Loss`).
     fn cwnd_event(&mut self, _tp: &mut TcpCcView, _ev: CaEvent) {}
     /// Every ACK that acknowledges something, with its RTT sample. May write the window, as
     /// Linux's may (TCP-LP cuts cwnd here on early congestion).
     fn pkts_acked(&mut self, _tp: &mut TcpCcView, _sample: &AckSample) {}
+    /// Every ACK of an ECN flow, after its deliveries are counted (`delivered`, `delivered_ce`)
+    /// and before the window is decided; `ece`: the ACK carried ECE (Linux `in_ack_event`, which
+    /// today's kernels call after `tcp_clean_rtx_queue`).
+    fn in_ack_event(&mut self, _tp: &mut TcpCcView, _ece: bool) {}
+    /// Linux `TCP_CONG_NEEDS_ECN`.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
     /// Whether the algorithm has `cong_control`. Linux `tcp_cong_control`: when it does, it is
     /// called on every ACK instead of `cong_avoid`, and the sender leaves cwnd alone in recovery
     /// (no PRR, no fast-recovery inflation, no cwnd = ssthresh on exit).
@@ -472,6 +515,7 @@ pub enum Cc {
     Reno(Reno),
     Bic(Bic),
     Cubic(Cubic),
+    Dctcp(Dctcp),
     HighSpeed(HighSpeed),
     Htcp(Htcp),
     Scalable(Scalable),
@@ -517,6 +561,7 @@ macro_rules! dispatch {
             Cc::Reno($c) => $e,
             Cc::Bic($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::Dctcp($c) => $e,
             Cc::HighSpeed($c) => $e,
             Cc::Htcp($c) => $e,
             Cc::Scalable($c) => $e,
@@ -551,8 +596,16 @@ impl CongestionOps for Cc {
         dispatch!(self, c => c.undo_cwnd(tp))
     }
     #[inline]
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         dispatch!(self, c => c.set_state(tp, new_state))
+    }
+    #[inline]
+    fn in_ack_event(&mut self, tp: &mut TcpCcView, ece: bool) {
+        dispatch!(self, c => c.in_ack_event(tp, ece))
+    }
+    #[inline]
+    fn needs_ecn(&self) -> bool {
+        dispatch!(self, c => c.needs_ecn())
     }
     #[inline]
     fn cwnd_event(&mut self, tp: &mut TcpCcView, ev: CaEvent) {

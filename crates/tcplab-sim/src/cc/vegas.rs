@@ -133,7 +133,7 @@ impl CongestionOps for Vegas {
         self.cnt_rtt += 1;
     }
 
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         if new_state == CaState::Open {
             self.enable(tp);
         } else {
@@ -274,7 +274,7 @@ mod tests {
         v.cong_avoid(&mut tp, 11, 1);
         assert_eq!((tp.snd_cwnd, tp.snd_cwnd_cnt), (10, 1));
         // Out of Open: Reno on every ACK (10 acked segments → +1).
-        v.set_state(&tp, CaState::Disorder);
+        v.set_state(&mut tp, CaState::Disorder);
         v.cong_avoid(&mut tp, 12, 9);
         assert_eq!(tp.snd_cwnd, 11);
     }

@@ -84,7 +84,7 @@ impl CongestionOps for Veno {
         self.cnt_rtt = self.cnt_rtt.wrapping_add(1);
     }
 
-    fn set_state(&mut self, _tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, _tp: &mut TcpCcView, new_state: CaState) {
         if new_state == CaState::Open {
             self.enable();
         } else {

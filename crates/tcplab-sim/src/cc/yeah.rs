@@ -91,7 +91,7 @@ impl CongestionOps for Yeah {
         self.vegas.pkts_acked(tp, sample);
     }
 
-    fn set_state(&mut self, tp: &TcpCcView, new_state: CaState) {
+    fn set_state(&mut self, tp: &mut TcpCcView, new_state: CaState) {
         self.vegas.set_state(tp, new_state);
     }
 

@@ -17,8 +17,12 @@
 //!   sent; the mark counts as a drop for the control law, and the next is scheduled from it
 //!   (Linux: off for `codel`, on for `fq_codel`).
 //!
-//! `ce_threshold` is not modelled; the buffer limit drops arrivals as DropTail does (Linux's
-//! `limit`, 1000 packets by default).
+//! - With `ce_threshold`, a packet that leaves (is not dropped) after a sojourn longer than it is
+//!   marked CE if it is ECN-capable, whatever the state (Linux's `ce_threshold`, for DCTCP-style
+//!   senders; counted with the marks). Linux's `ce_threshold_selector`/`mask` (marking only some
+//!   DS values) is not modelled.
+//!
+//! The buffer limit drops arrivals as DropTail does (Linux's `limit`, 1000 packets by default).
 
 use super::droptail::DropTail;
 use super::QueueDisc;
@@ -58,6 +62,8 @@ pub struct Codel {
     /// Bytes left queued at or below which a packet is never dropped (Linux: the device's MTU).
     mtu_bytes: u64,
     ecn: bool,
+    /// `ce_threshold`: a longer sojourn marks the packet leaving.
+    ce_threshold_ns: Option<Nanos>,
     /// Drops (and marks) in the current dropping state (Linux's `count`) and where the last one ended.
     count: u32,
     lastcount: u32,
@@ -80,6 +86,7 @@ impl Codel {
             interval_ns: spec.interval_ns,
             mtu_bytes: spec.mtu_bytes as u64,
             ecn: spec.ecn,
+            ce_threshold_ns: spec.ce_threshold_ns,
             count: 0,
             lastcount: 0,
             dropping: false,
@@ -227,6 +234,12 @@ impl Codel {
             }
             self.lastcount = self.count;
             self.drop_next = self.control_law(now);
+        }
+        if let (Some(threshold), Some(p)) = (self.ce_threshold_ns, pkt.as_mut()) {
+            // Linux: `codel_time_after(vars->ldelay, params->ce_threshold)`.
+            if now.saturating_sub(p.enq_ns) > threshold && p.mark_ce() {
+                self.marks += 1;
+            }
         }
         pkt
     }

@@ -66,7 +66,13 @@ impl FqCodel {
     pub fn new(spec: &FqCodelSpec) -> Self {
         FqCodel {
             drop_batch: spec.drop_batch as usize,
-            codel: CodelSpec { target_ns: spec.target_ns, interval_ns: spec.interval_ns, mtu_bytes: spec.mtu_bytes, ecn: spec.ecn },
+            codel: CodelSpec {
+                target_ns: spec.target_ns,
+                interval_ns: spec.interval_ns,
+                mtu_bytes: spec.mtu_bytes,
+                ecn: spec.ecn,
+                ce_threshold_ns: spec.ce_threshold_ns,
+            },
             flows: Vec::new(),
             rounds: Rounds::new(spec.quantum_bytes),
             dropped: Vec::new(),

@@ -86,6 +86,15 @@ pub struct TcpReceiver {
     demand_cwr: bool,
     /// Linux `TCP_ECN_SEEN`: an ECN-capable segment has arrived.
     ecn_seen: bool,
+    /// DCTCP's receiver (the flow's algorithm needs ECN; Linux `dctcp_ece_ack_update`): ECE is
+    /// set exactly while the last data segment arrived CE, whatever CWR says, and a change is
+    /// acknowledged at once, after an ACK with the old state for what a pending delayed ACK held.
+    dctcp: bool,
+    /// DCTCP's `ce_state`: the last data segment arrived CE.
+    ce_state: bool,
+    /// The DS field of the ACKs: ECT(0) from a DCTCP receiver (Linux keeps ECT on every packet of
+    /// a socket whose algorithm needs ECN), else 0.
+    ack_tos: u8,
     pub rcv_nxt: u32,
     /// Out-of-order data, sorted; holes are filled from the front, so a deque.
     ooo: VecDeque<OooRange>,
@@ -133,6 +142,7 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(flow: FlowId, peer: NodeId, spec: &TcpSpec) -> Self {
+        let dctcp = spec.ecn && crate::cc::algorithm(&spec.cc).is_some_and(|a| a.needs_ecn);
         TcpReceiver {
             flow,
             peer,
@@ -145,6 +155,9 @@ impl TcpReceiver {
             ecn: spec.ecn,
             demand_cwr: false,
             ecn_seen: false,
+            dctcp,
+            ce_state: false,
+            ack_tos: if dctcp { Ecn::ECT0.bits() } else { 0 },
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(64),
             ooo_segs: 0,
@@ -178,7 +191,7 @@ impl TcpReceiver {
         if self.timestamps && p.seq <= self.last_ack_sent {
             self.ts_recent = p.ts_val_ns;
         }
-        let cwr_ack = self.ecn && self.ecn_arrival(p);
+        let cwr_ack = self.ecn && self.ecn_arrival(p, now, out);
         // Only Linux's ACK policy and autotuning read the estimate; ns-2's receiver skips it.
         let rtt_used = self.sack_compression || self.rcvbuf.is_some();
         if rtt_used && self.timestamps && p.ts_ecr_ns > 0 && p.ts_ecr_ns != self.rcv_rtt_last_tsecr {
@@ -190,7 +203,7 @@ impl TcpReceiver {
             self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 || m < self.rcv_rtt_ns { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
         }
         if !self.sack_compression {
-            return self.on_data_rfc(p, now, out);
+            return self.on_data_rfc(p, cwr_ack, now, out);
         }
         // Linux `tcp_event_data_recv`: quick-ACK mode at the first segment, and after a gap.
         match self.last_data_ns {
@@ -234,16 +247,21 @@ impl TcpReceiver {
     /// RFC 3168 §6.1.3 as Linux runs it (`tcp_ecn_accept_cwr`, then `__tcp_ecn_check_ce`): CWR
     /// ends the echo; CE starts it, and (Linux's ACK policy) two quick ACKs; a segment that is not
     /// ECN-capable after ECN-capable ones, probably a retransmission, two quick ACKs too.
-    /// Whether the segment is to be acknowledged at once (Linux: one with CWR).
+    /// Whether the segment is to be acknowledged at once (Linux: one with CWR, with Linux's ACK
+    /// policy; a DCTCP receiver's change of CE state, with either policy).
     #[inline(never)]
-    fn ecn_arrival(&mut self, p: &Packet) -> bool {
+    fn ecn_arrival(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) -> bool {
         let cwr = p.has(Flags::CWR);
         if cwr {
             self.demand_cwr = false;
         }
+        let mut ack_now = false;
         match p.ecn() {
             Ecn::CE => {
                 self.stats.ce_pkts += 1;
+                if self.dctcp {
+                    ack_now = self.dctcp_ce_state(true, now, out);
+                }
                 if !self.demand_cwr {
                     self.demand_cwr = true;
                     if self.sack_compression {
@@ -257,9 +275,32 @@ impl TcpReceiver {
                     self.incr_quickack(ECN_QUICKACKS);
                 }
             }
-            _ => self.ecn_seen = true,
+            _ => {
+                if self.dctcp {
+                    ack_now = self.dctcp_ce_state(false, now, out);
+                }
+                self.ecn_seen = true;
+            }
         }
-        cwr && self.sack_compression
+        ack_now || (cwr && self.sack_compression)
+    }
+
+    /// Linux `dctcp_ece_ack_update`: ECE follows the CE state of the last ECN-capable data
+    /// segment. When it changes with a delayed ACK pending, that ACK goes out first with the old
+    /// state, for the data before this segment (Linux `__tcp_send_ack(sk, prior_rcv_nxt)`, which
+    /// leaves the delayed-ACK timer and the quick-ACK count alone); the segment itself is
+    /// acknowledged at once (`ICSK_ACK_NOW`). Returns whether the state changed.
+    fn dctcp_ce_state(&mut self, ce: bool, now: Nanos, out: &mut Vec<Packet>) -> bool {
+        let changed = ce != self.ce_state;
+        if changed && self.delack_timer.deadline.is_some() {
+            let (quick, deadline, unacked) = (self.quick, self.delack_timer.deadline, self.unacked_segs);
+            self.demand_cwr = self.ce_state;
+            self.send_ack(now, out);
+            (self.quick, self.delack_timer.deadline, self.unacked_segs) = (quick, deadline, unacked);
+        }
+        self.ce_state = ce;
+        self.demand_cwr = ce;
+        changed
     }
 
     /// A request of the flow's preamble arrived: it is answered at once, the answer echoing its
@@ -347,7 +388,9 @@ impl TcpReceiver {
 
     /// RFC 5681 §4.2 (and ns-2): every second in-order segment or the timer; out-of-order data,
     /// a hole filled and duplicates at once; and (Linux) a PSH segment at once.
-    fn on_data_rfc(&mut self, p: &Packet, now: Nanos, out: &mut Vec<Packet>) {
+    /// `now_ack`: the segment is to be acknowledged at once (a DCTCP receiver's change of CE
+    /// state).
+    fn on_data_rfc(&mut self, p: &Packet, now_ack: bool, now: Nanos, out: &mut Vec<Packet>) {
         if p.seq == self.rcv_nxt {
             let before = self.rcv_nxt;
             self.rcv_nxt += 1;
@@ -357,7 +400,7 @@ impl TcpReceiver {
             self.rcv_rtt_measure(now);
             self.grow_window(now);
             self.reader_progress(now);
-            if had_hole || !self.delayed_ack {
+            if had_hole || !self.delayed_ack || now_ack {
                 self.send_ack(now, out);
             } else {
                 self.unacked_segs += 1;
@@ -544,6 +587,7 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, self.peer, Kind::Ack, self.header_bytes);
         a.ack = self.rcv_nxt;
+        a.tos = self.ack_tos;
         if self.demand_cwr {
             a.flags |= Flags::ECE;
         }

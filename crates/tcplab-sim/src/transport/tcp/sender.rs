@@ -145,6 +145,9 @@ pub struct TcpSender {
     cwr_high: Option<u32>,
     /// The next new segment carries CWR (Linux `TCP_ECN_QUEUE_CWR`).
     queue_cwr: bool,
+    /// Retransmissions leave ECN-capable too: the algorithm needs ECN (DCTCP; Linux keeps ECT on
+    /// every packet of such a socket).
+    ect_retrans: bool,
     mss_bytes: u32,
     data_bytes: u32,
     /// Window allowed by the receiver and the send buffer, segments.
@@ -247,6 +250,7 @@ impl TcpSender {
         cc.seed_rng(rng);
         let tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
         let cong_control = cc.has_cong_control();
+        let ect_retrans = spec.ecn && cc.needs_ecn();
         let wnd = (spec.rwnd_bytes.min(spec.sndbuf_bytes) / spec.mss_bytes as u64).clamp(1, u32::MAX as u64 / 2) as u32;
         let syn_wnd = (syn_window_bytes(spec.mss_bytes, spec.rwnd_bytes) / spec.mss_bytes as u64).max(1) as u32;
         let mut drop_segments = spec.drop_segments.clone();
@@ -262,6 +266,7 @@ impl TcpSender {
             tos: spec.dscp << 2,
             cwr_high: None,
             queue_cwr: false,
+            ect_retrans,
             mss_bytes: spec.mss_bytes,
             data_bytes: spec.mss_bytes + spec.header_bytes,
             // Before the first ACK: the SYN's window.
@@ -444,7 +449,7 @@ impl TcpSender {
                 // nothing sets it (a loss probe's retransmission does not).
                 self.retrans_stamp = 0;
             }
-            self.cc.set_state(&self.tp, state);
+            self.cc.set_state(&mut self.tp, state);
             self.tp.ca_state = state;
         }
     }
@@ -624,11 +629,14 @@ impl TcpSender {
         out.push(p);
     }
 
-    /// Linux `tcp_ecn_send`: new data is ECN-capable (retransmissions and ACKs are not), and the
-    /// first new segment after a window reduction carries CWR.
+    /// Linux `tcp_ecn_send`: new data is ECN-capable (retransmissions and ACKs are not, unless
+    /// the algorithm needs ECN), and the first new segment after a window reduction carries CWR.
     #[inline(never)]
     fn ecn_send(&mut self, p: &mut Packet, retrans: bool) {
         if retrans {
+            if self.ect_retrans {
+                p.set_ecn(Ecn::ECT0);
+            }
             return;
         }
         p.set_ecn(Ecn::ECT0);
@@ -1096,6 +1104,13 @@ impl TcpSender {
             let sample = AckSample { pkts_acked: delivered, rtt_ns: ca_rtt, in_flight: prior_in_flight };
             self.cc.pkts_acked(&mut self.tp, &sample);
         }
+        if self.ecn {
+            // Linux `tcp_count_delivered` (with ECE) and `tcp_in_ack_event`.
+            if ece {
+                self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(delivered);
+            }
+            self.cc.in_ack_event(&mut self.tp, ece);
+        }
         if self.rack {
             self.process_tlp_ack(p.ack, una_advanced, newly_sacked > 0);
         }
@@ -1423,13 +1438,15 @@ impl TcpSender {
         }
         self.tp.now_ns = now;
         self.stats.rto_count += 1;
-        // Linux `tcp_enter_loss`: a timeout during Recovery or Loss is the same loss episode
-        // and keeps its ssthresh (an RFC-style inflated cwnd must not set it), unless it is the
-        // first timeout in Loss since an ACK of new data (`icsk_retransmits` 0, as `backoff`
-        // here): the Loss episode's repairs got through and a new loss followed.
+        // Linux `tcp_enter_loss`: a timeout during a reduction (Recovery, Loss, an ECN
+        // reduction's CWR) is the same episode while the reduction's window is unacknowledged
+        // (`high_seq`), and keeps its ssthresh (an RFC-style inflated cwnd must not set it),
+        // unless it is the first timeout in Loss since an ACK of new data (`icsk_retransmits` 0,
+        // as `backoff` here): the Loss episode's repairs got through and a new loss followed.
         let state = self.tp.ca_state;
-        if matches!(state, CaState::Open | CaState::Disorder | CaState::Cwr)
-            || self.snd_una() >= self.recover
+        let high = if state == CaState::Cwr { self.cwr_high.unwrap_or(0) } else { self.recover };
+        if matches!(state, CaState::Open | CaState::Disorder)
+            || self.snd_una() >= high
             || (state == CaState::Loss && self.backoff == 0)
         {
             // Linux `tcp_current_ssthresh`: in a reduction its ssthresh, else at least 3/4 cwnd.
@@ -1442,8 +1459,8 @@ impl TcpSender {
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             // Linux `tcp_init_undo`: a later timeout of the same episode keeps it.
             self.undo_marker = self.undo;
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
-        self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         // Linux `tcp_enter_loss`: the timeout ends an ECN reduction and tells the receiver (CWR).
         self.cwr_high = None;
         self.queue_cwr = self.ecn;
