@@ -1,7 +1,7 @@
 # tcplab: `make` installs everything and runs paper 000's quick sweep with its report; `make test` runs every test.
 
 PYTHON ?= python3
-DEBIAN_PACKAGES := ns2 hyperfine time valgrind chromium iperf3 iputils-ping ethtool tshark
+DEBIAN_PACKAGES := ns2 hyperfine time valgrind chromium iperf3 iputils-ping ethtool tshark clang bpftool libbpf-dev
 
 .PHONY: all install deps python main test test-rust test-python bench clean
 

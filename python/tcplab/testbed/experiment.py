@@ -39,7 +39,7 @@ from ..config import CbrFlow, Dumbbell as DumbbellTopology, Scenario, TcpFlow
 from ..errors import ScenarioError, TcplabError
 from ..result import Result
 from .. import variants
-from . import stack as stacks_, tools, topology
+from . import bpf, stack as stacks_, tools, topology
 from .stack import FlowStack
 from .topology import FWD_TUN, REV_TUN, ROUTER_NS
 
@@ -979,6 +979,8 @@ def _result(
             "flow_stacks": [s.as_dict() for s in stacks],
             "profile_sysctls": PROFILES[profile]["sysctls"],
             "congestion_control": [s.cc for s in stacks],
+            # Congestion controls that were tcplab's BPF programs, not the kernel's (DCTCP here).
+            **({"bpf_congestion_controls": bpf_ccs} if (bpf_ccs := sorted(set(bpf.registered()) & {s.cc for s in stacks})) else {}),
             "calibration": cal,
             "lateness_p999_ns": lateness_p999,
             # Each direction's whole lateness summary (count, mean, p50, p99, p99.9, max): how

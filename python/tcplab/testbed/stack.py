@@ -20,7 +20,7 @@ the value and what the testbed can do, before anything is built:
 ``timestamps``                ``net.ipv4.tcp_timestamps`` on both hosts (negotiated in the SYN)
 ``sack``                      ``net.ipv4.tcp_sack`` on both hosts (negotiated in the SYN)
 ``ecn = true``                sender's ``net.ipv4.tcp_ecn`` 1 (it asks for ECN in its SYN; the
-                              receiver's Linux default, 2, accepts)
+                              receiver's Linux default, 2, accepts); for ``dctcp`` unasked
 ``min_rto``                   sender's default route ``rto_min`` (whole milliseconds: the route
                               metric RTAX_RTO_MIN is kept in ms)
 ``max_rto``                   sender's ``net.ipv4.tcp_rto_max_ms`` (1 s to 120 s; Linux ≥ 6.15)
@@ -51,7 +51,8 @@ without SACK is NewReno's partial-ACK recovery, RFC 6582; with SACK it is RFC 66
 is Linux's ``reno`` with the variant's SACK setting (off), which recovers as NewReno does: Linux
 has no pure Reno recovery. ``tahoe`` does not exist in Linux. Other variants are the kernel's own
 congestion controls by their names (``cubic``, ``bbr`` …) and run with SACK on, as the simulator
-runs its Linux-like variants. The socket gets the flow's congestion control (``iperf3 -C``); both
+runs its Linux-like variants; ``dctcp``, which this kernel was built without, is registered the
+first time a scenario asks for it, as tcplab's BPF program of ``tcp_dctcp.c`` (:mod:`.bpf`). The socket gets the flow's congestion control (``iperf3 -C``); both
 of a flow's namespaces get ``reno`` as their default (``net.ipv4.tcp_congestion_control``), never
 the host's, so that no other algorithm's state (BBR's pacing) is left on the socket.
 
@@ -67,6 +68,7 @@ from typing import Any
 
 from .. import variants
 from ..config import CbrFlow, Scenario, TcpFlow
+from . import bpf
 from ..errors import ScenarioError
 
 __all__ = ["FlowStack", "plan", "available_cc", "kernel_cc", "CC_SYSCTL"]
@@ -165,6 +167,7 @@ def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, avai
     profile_sysctls = profile_sysctls or {}
     offered = available if available is not None else available_cc()
     out = []
+    why_not: dict[str, str] = {}
     for i, flow in enumerate(scenario.flows):
         if isinstance(flow, CbrFlow):
             out.append(_cbr_stack(i, flow))
@@ -173,11 +176,19 @@ def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, avai
             continue  # refused elsewhere (the testbed runs TCP and CBR flows only)
         name = variants.normalise(flow.variant)
         cc = kernel_cc(flow.variant)
+        if cc not in offered and cc in bpf.SOURCES and available is None and cc not in why_not:
+            # A congestion control the kernel lacks but tcplab has as a BPF program (DCTCP).
+            reason = bpf.register(cc)
+            if reason is None:
+                offered = available_cc()
+            else:
+                why_not[cc] = reason
         if name == "tahoe" or cc not in offered:
+            extra = f"; {why_not[cc]}" if cc in why_not else ""
             raise ScenarioError(
                 f"flows[{i}].variant",
                 flow.variant,
-                f"expected a congestion control this kernel offers ({CC_SYSCTL} = {' '.join(offered)}; newreno and sack run as its reno)",
+                f"expected a congestion control this kernel offers ({CC_SYSCTL} = {' '.join(offered)}; newreno and sack run as its reno{extra})",
             )
         out.append(_flow_stack(scenario, i, flow, name, cc, profile_sysctls))
     return out
@@ -254,7 +265,9 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         sender["net.ipv4.tcp_rto_max_ms"] = str(int(ms))
     if tcp.sack_compression is not None:
         receiver["net.ipv4.tcp_comp_sack_nr"] = "44" if tcp.sack_compression else "0"
-    if tcp.ecn:
+    if tcp.ecn or (tcp.ecn is None and name in variants.LINUX_CC and variants.resolve(name).needs_ecn):
+        # DCTCP's ECN: Linux negotiates it for DCTCP in the SYN, but iperf3 selects the
+        # congestion control after connecting, so the SYN asks for ECN only with tcp_ecn = 1.
         sender["net.ipv4.tcp_ecn"] = "1"
     if tcp.rack is not None:
         sender["net.ipv4.tcp_recovery"] = "1" if tcp.rack else "0"
