@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: MIT OR GPL-2.0
 /* DCTCP (RFC 8257) as a BPF congestion control (struct_ops), registered as "dctcp" by the
  * testbed when the kernel was built without tcp_dctcp (python/tcplab/testbed/bpf.py).
  *
@@ -15,7 +15,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-char _license[] SEC("license") = "GPL";
+/* GPL-compatible, as the kernel requires of a congestion control; MIT as the rest of tcplab. */
+char _license[] SEC("license") = "Dual MIT/GPL";
 
 #define MAX_ALPHA 1024U
 #define SHIFT_G 4
