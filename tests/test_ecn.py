@@ -1,12 +1,10 @@
-"""ECN (``[tcp] ecn``, a DCCP flow's ``ecn``, and ``ecn`` in the RED, CoDel, PIE, FQ-CoDel and
-FQ-PIE tables): marks instead of drops in the simulator, its keys and errors, and the marks as tshark
+"""ECN (``[tcp] ecn``, a DCCP flow's ``ecn``, DCTCP, ``ecn`` in the RED, CoDel, PIE, FQ-CoDel and
+FQ-PIE tables and CoDel's ``ce_threshold``): marks instead of drops in the simulator, its keys and errors, and the marks as tshark
 reads them (docs/ecn.md)."""
 
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from conftest import run_store
 from tcplab import analysis, report
 from tcplab.config import Scenario
 from tcplab.experiment import scenario_json
-from test_pcap import tshark
+from test_pcap import scenario_pcap, tshark
 
 
 def _scenario(queue: str, ecn: bool | None, table_ecn: bool | None = None, variant: str = "cubic") -> Scenario:
@@ -145,10 +143,7 @@ def test_tshark_reads_the_marks_and_the_echo(tmp_path: Path) -> None:
         'name = "ecn"\nduration = "10s"\nseed = 1\n[topology]\nbottleneck = "20Mbps"\nrtt = "40ms"\nbuffer = "400pkt"\nqueue = "codel"\n'
         '[topology.codel]\necn = true\n[tcp]\necn = true\nsack_compression = true\npreamble = "iperf3"\n[[flows]]\nvariant = "cubic"\ndscp = "AF21"\n[[flows]]\nvariant = "cubic"\nstart = "1s"\n'
     )
-    pcap = tmp_path / "f1.pcap"
-    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap), "-q"],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
+    pcap = scenario_pcap(path, tmp_path / "f1.pcap")
     marked = tcplab.simulate(tcplab.load_scenario(path)).flows.marked_pkts[0]
     data = tshark(pcap, "ip.dsfield.ecn", "ip.dsfield.dscp", where="tcp.len > 1000")  # the bulk data, not iperf3's set-up
     assert set(data["ip.dsfield.ecn"]) <= {"2", "3"} and set(data["ip.dsfield.dscp"]) == {"18"}
@@ -286,10 +281,7 @@ def test_tshark_reads_dctcps_ect_acks_and_its_echo_of_each_mark(tmp_path: Path) 
         'name = "dctcp"\nduration = "5s"\nseed = 1\n[topology]\nbottleneck = "100Mbps"\nrtt = "20ms"\nbuffer = "1000pkt"\nqueue = "codel"\n'
         '[topology.codel]\nce_threshold = "1ms"\n[tcp]\nsack_compression = true\n[[flows]]\nvariant = "dctcp"\n'
     )
-    pcap = tmp_path / "f1.pcap"
-    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap), "-q"],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
+    pcap = scenario_pcap(path, tmp_path / "f1.pcap")
     packets = tshark(pcap, "frame.time_relative", "tcp.len", "ip.dsfield.ecn", "tcp.flags.ece", "tcp.ack", "tcp.seq")
     data, acks = packets[packets["tcp.len"] != "0"], packets[packets["tcp.len"] == "0"]
     assert set(acks["ip.dsfield.ecn"]) == {"2"} and set(data["ip.dsfield.ecn"]) == {"2", "3"}

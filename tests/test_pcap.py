@@ -86,6 +86,15 @@ def capture(scenario_file: Path, at: str) -> tuple[tcplab.Result, pcap.CapturePo
     return r, point, rows
 
 
+def scenario_pcap(toml_path: Path, pcap_file: Path, at: str = "receiver") -> Path:
+    """``tcplab sim TOML --pcap 1 --pcap-at AT --pcap-file PCAP`` as a user runs it (a separate
+    process); the file written."""
+    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(toml_path), "--pcap", "1", "--pcap-at", at, "--pcap-file", str(pcap_file), "-q"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return pcap_file
+
+
 def write(scenario_file: Path, at: str, out: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     path = out / f"at-{at}.pcap"
     code = main(["sim", str(scenario_file), "-q", "--pcap", "flow1", "--pcap-at", at, "--pcap-file", str(path)])
@@ -251,9 +260,7 @@ def test_a_dccp_flow_as_rfc4340_packets(tmp_path: Path) -> None:
     )
     files = {at: tmp_path / f"dccp-{at}.pcap" for at in ("sender", "receiver")}
     for at, pcap_file in files.items():
-        p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", at, "--pcap-file", str(pcap_file), "-q"],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
+        scenario_pcap(path, pcap_file, at)
     flows = tcplab.simulate(tcplab.load_scenario(path)).flows
     assert flows.dropped_pkts[0] > 0
     fields = ("dccp.type", "dccp.x", "dccp.seq_raw", "dccp.ack_raw", "dccp.checksum.status", "ip.checksum.status", "ip.len", "dccp.ack_vector.nonce_0")
@@ -300,9 +307,7 @@ def test_a_cbr_flow_as_iperf3_udp(tmp_path: Path) -> None:
         '[[flows]]\nkind = "cbr"\nrate = "2Mbps"\n[[flows]]\nvariant = "cubic"\n'
     )
     pcap_file = tmp_path / "udp.pcap"
-    p = subprocess.run([sys.executable, "-m", "tcplab", "sim", str(path), "--pcap", "1", "--pcap-at", "receiver", "--pcap-file", str(pcap_file), "-q"],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
+    scenario_pcap(path, pcap_file)
     flows = tcplab.simulate(tcplab.load_scenario(path)).flows
     assert flows.dropped_pkts[0] > 0
     udp = tshark(pcap_file, "ip.len", "udp.srcport", "udp.dstport", "udp.length", "udp.checksum.status", "ip.checksum.status", "data.data",

@@ -52,9 +52,10 @@ is Linux's ``reno`` with the variant's SACK setting (off), which recovers as New
 has no pure Reno recovery. ``tahoe`` does not exist in Linux. Other variants are the kernel's own
 congestion controls by their names (``cubic``, ``bbr`` …) and run with SACK on, as the simulator
 runs its Linux-like variants; ``dctcp``, which this kernel was built without, is registered the
-first time a scenario asks for it, as tcplab's BPF program of ``tcp_dctcp.c`` (:mod:`.bpf`). The socket gets the flow's congestion control (``iperf3 -C``); both
-of a flow's namespaces get ``reno`` as their default (``net.ipv4.tcp_congestion_control``), never
-the host's, so that no other algorithm's state (BBR's pacing) is left on the socket.
+first time a scenario asks for it, as tcplab's BPF program of ``tcp_dctcp.c`` (:mod:`.bpf`). The
+socket gets the flow's congestion control (``iperf3 -C``); both of a flow's namespaces get
+``reno`` as their default (``net.ipv4.tcp_congestion_control``), never the host's, so that no
+other algorithm's state (BBR's pacing) is left on the socket.
 
 A setting the stack profile also sets (``tuned``: ``tcp_rmem``/``tcp_wmem`` maxima of 500 MB)
 follows the profile unless the scenario sets it explicitly.
@@ -68,8 +69,8 @@ from typing import Any
 
 from .. import variants
 from ..config import CbrFlow, Scenario, TcpFlow
-from . import bpf
 from ..errors import ScenarioError
+from . import bpf
 
 __all__ = ["FlowStack", "plan", "available_cc", "kernel_cc", "CC_SYSCTL"]
 
@@ -167,7 +168,6 @@ def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, avai
     profile_sysctls = profile_sysctls or {}
     offered = available if available is not None else available_cc()
     out = []
-    why_not: dict[str, str] = {}
     for i, flow in enumerate(scenario.flows):
         if isinstance(flow, CbrFlow):
             out.append(_cbr_stack(i, flow))
@@ -176,15 +176,14 @@ def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, avai
             continue  # refused elsewhere (the testbed runs TCP and CBR flows only)
         name = variants.normalise(flow.variant)
         cc = kernel_cc(flow.variant)
-        if cc not in offered and cc in bpf.SOURCES and available is None and cc not in why_not:
+        reason = None
+        if cc not in offered and cc in bpf.SOURCES and available is None:
             # A congestion control the kernel lacks but tcplab has as a BPF program (DCTCP).
             reason = bpf.register(cc)
             if reason is None:
                 offered = available_cc()
-            else:
-                why_not[cc] = reason
         if name == "tahoe" or cc not in offered:
-            extra = f"; {why_not[cc]}" if cc in why_not else ""
+            extra = f"; {reason}" if reason else ""
             raise ScenarioError(
                 f"flows[{i}].variant",
                 flow.variant,
