@@ -126,10 +126,6 @@ impl CongestionOps for Dctcp {
         self.alpha = alpha;
         self.reset(tp);
     }
-
-    fn needs_ecn(&self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

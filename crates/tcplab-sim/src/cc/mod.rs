@@ -488,10 +488,6 @@ pub trait CongestionOps {
     /// and before the window is decided; `ece`: the ACK carried ECE (Linux `in_ack_event`, which
     /// today's kernels call after `tcp_clean_rtx_queue`).
     fn in_ack_event(&mut self, _tp: &mut TcpCcView, _ece: bool) {}
-    /// Linux `TCP_CONG_NEEDS_ECN`.
-    fn needs_ecn(&self) -> bool {
-        false
-    }
     /// Whether the algorithm has `cong_control`. Linux `tcp_cong_control`: when it does, it is
     /// called on every ACK instead of `cong_avoid`, and the sender leaves cwnd alone in recovery
     /// (no PRR, no fast-recovery inflation, no cwnd = ssthresh on exit).
@@ -602,10 +598,6 @@ impl CongestionOps for Cc {
     #[inline]
     fn in_ack_event(&mut self, tp: &mut TcpCcView, ece: bool) {
         dispatch!(self, c => c.in_ack_event(tp, ece))
-    }
-    #[inline]
-    fn needs_ecn(&self) -> bool {
-        dispatch!(self, c => c.needs_ecn())
     }
     #[inline]
     fn cwnd_event(&mut self, tp: &mut TcpCcView, ev: CaEvent) {

@@ -250,7 +250,7 @@ impl TcpSender {
         cc.seed_rng(rng);
         let tp = TcpCcView::new(spec.init_cwnd_pkts, spec.mss_bytes);
         let cong_control = cc.has_cong_control();
-        let ect_retrans = spec.ecn && cc.needs_ecn();
+        let ect_retrans = spec.ecn && crate::cc::algorithm(&spec.cc).is_some_and(|a| a.needs_ecn);
         let wnd = (spec.rwnd_bytes.min(spec.sndbuf_bytes) / spec.mss_bytes as u64).clamp(1, u32::MAX as u64 / 2) as u32;
         let syn_wnd = (syn_window_bytes(spec.mss_bytes, spec.rwnd_bytes) / spec.mss_bytes as u64).max(1) as u32;
         let mut drop_segments = spec.drop_segments.clone();
