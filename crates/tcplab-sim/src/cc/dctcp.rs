@@ -14,9 +14,8 @@
 //! Deviations: PLB (Protective Load Balancing, a flow-label rehash on persistent marks) is not
 //! modelled (one path); without ECN Linux falls back to `dctcp-reno`, which tcplab refuses instead.
 
-use super::helpers::{cong_avoid_ai, slow_start_leftover};
 use super::params::{Param, ParamValues};
-use super::{CaEvent, CaState, CongestionOps, TcpCcView};
+use super::{CaEvent, CaState, CongestionOps, Reno, TcpCcView};
 
 /// Linux `DCTCP_MAX_ALPHA`: α = 1 in its fixed point.
 const MAX_ALPHA: u32 = 1024;
@@ -64,7 +63,7 @@ impl Dctcp {
     /// Linux `dctcp_react_to_loss`: a loss halves, as Reno.
     fn react_to_loss(&mut self, tp: &mut TcpCcView) {
         self.loss_cwnd = tp.snd_cwnd;
-        tp.snd_ssthresh = (tp.snd_cwnd >> 1).max(2);
+        tp.snd_ssthresh = Reno.ssthresh(tp);
     }
 }
 
@@ -83,9 +82,8 @@ impl CongestionOps for Dctcp {
     }
 
     /// Linux `tcp_reno_cong_avoid`.
-    fn cong_avoid(&mut self, tp: &mut TcpCcView, _ack: u32, acked: u32) {
-        let Some(acked) = slow_start_leftover(tp, acked) else { return };
-        cong_avoid_ai(tp, tp.snd_cwnd, acked);
+    fn cong_avoid(&mut self, tp: &mut TcpCcView, ack: u32, acked: u32) {
+        Reno.cong_avoid(tp, ack, acked);
     }
 
     /// Linux `dctcp_cwnd_undo`.
@@ -108,7 +106,7 @@ impl CongestionOps for Dctcp {
     }
 
     /// Linux `dctcp_update_alpha`, on every ACK after its deliveries are counted.
-    fn in_ack_event(&mut self, tp: &mut TcpCcView, _ece: bool) {
+    fn in_ack_event(&mut self, tp: &mut TcpCcView) {
         if tp.snd_una < self.next_seq {
             return;
         }
@@ -148,7 +146,7 @@ mod tests {
         tp.delivered += n;
         tp.delivered_ce += marked;
         tp.snd_una = tp.snd_nxt;
-        d.in_ack_event(tp, marked > 0);
+        d.in_ack_event(tp);
     }
 
     #[test]
@@ -183,20 +181,20 @@ mod tests {
         let mut d = dctcp(&[]);
         let mut tp = TcpCcView::new(10, 1448);
         tp.snd_nxt = 100;
-        d.in_ack_event(&mut tp, false); // snd_una 0 ≥ next_seq 0: the first window starts at 100
+        d.in_ack_event(&mut tp); // snd_una 0 ≥ next_seq 0: the first window starts at 100
         assert_eq!(d.alpha, 1024 - 64);
         // ACKs within the window leave α alone, however many are marked.
         for una in 1..100 {
             tp.snd_una = una;
             tp.delivered += 1;
             tp.delivered_ce += 1;
-            d.in_ack_event(&mut tp, true);
+            d.in_ack_event(&mut tp);
             assert_eq!(d.alpha, 960);
         }
         tp.snd_una = 100;
         tp.delivered += 1;
         tp.delivered_ce += 1;
-        d.in_ack_event(&mut tp, true);
+        d.in_ack_event(&mut tp);
         // F = 100/100: 960 − 60 + 64 = 964.
         assert_eq!(d.alpha, 964);
     }

@@ -485,9 +485,9 @@ pub trait CongestionOps {
     /// Linux's may (TCP-LP cuts cwnd here on early congestion).
     fn pkts_acked(&mut self, _tp: &mut TcpCcView, _sample: &AckSample) {}
     /// Every ACK of an ECN flow, after its deliveries are counted (`delivered`, `delivered_ce`)
-    /// and before the window is decided; `ece`: the ACK carried ECE (Linux `in_ack_event`, which
-    /// today's kernels call after `tcp_clean_rtx_queue`).
-    fn in_ack_event(&mut self, _tp: &mut TcpCcView, _ece: bool) {}
+    /// and before the window is decided (Linux `in_ack_event`, which today's kernels call after
+    /// `tcp_clean_rtx_queue`; DCTCP reads the ECE count from `delivered_ce`).
+    fn in_ack_event(&mut self, _tp: &mut TcpCcView) {}
     /// Whether the algorithm has `cong_control`. Linux `tcp_cong_control`: when it does, it is
     /// called on every ACK instead of `cong_avoid`, and the sender leaves cwnd alone in recovery
     /// (no PRR, no fast-recovery inflation, no cwnd = ssthresh on exit).
@@ -596,8 +596,8 @@ impl CongestionOps for Cc {
         dispatch!(self, c => c.set_state(tp, new_state))
     }
     #[inline]
-    fn in_ack_event(&mut self, tp: &mut TcpCcView, ece: bool) {
-        dispatch!(self, c => c.in_ack_event(tp, ece))
+    fn in_ack_event(&mut self, tp: &mut TcpCcView) {
+        dispatch!(self, c => c.in_ack_event(tp))
     }
     #[inline]
     fn cwnd_event(&mut self, tp: &mut TcpCcView, ev: CaEvent) {

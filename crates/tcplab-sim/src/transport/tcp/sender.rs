@@ -1109,7 +1109,7 @@ impl TcpSender {
             if ece {
                 self.tp.delivered_ce = self.tp.delivered_ce.wrapping_add(delivered);
             }
-            self.cc.in_ack_event(&mut self.tp, ece);
+            self.cc.in_ack_event(&mut self.tp);
         }
         if self.rack {
             self.process_tlp_ack(p.ack, una_advanced, newly_sacked > 0);
