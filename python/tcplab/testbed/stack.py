@@ -51,8 +51,9 @@ without SACK is NewReno's partial-ACK recovery, RFC 6582; with SACK it is RFC 66
 is Linux's ``reno`` with the variant's SACK setting (off), which recovers as NewReno does: Linux
 has no pure Reno recovery. ``tahoe`` does not exist in Linux. Other variants are the kernel's own
 congestion controls by their names (``cubic``, ``bbr`` …) and run with SACK on, as the simulator
-runs its Linux-like variants; ``dctcp``, which this kernel was built without, is registered the
-first time a scenario asks for it, as tcplab's BPF program of ``tcp_dctcp.c`` (:mod:`.bpf`). The
+runs its Linux-like variants; those this kernel was built without (``dctcp``, ``vegas``,
+``highspeed`` … :data:`.bpf.SOURCES`) are registered the first time a scenario asks for them, as
+tcplab's BPF programs of Linux's ``tcp_<name>.c`` (:mod:`.bpf`). The
 socket gets the flow's congestion control (``iperf3 -C``); both of a flow's namespaces get
 ``reno`` as their default (``net.ipv4.tcp_congestion_control``), never the host's, so that no
 other algorithm's state (BBR's pacing) is left on the socket.
@@ -63,6 +64,9 @@ follows the profile unless the scenario sets it explicitly.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +104,14 @@ _WMEM_LOW = (4096, 16384)
 def available_cc() -> list[str]:
     """The kernel's ``net.ipv4.tcp_available_congestion_control``."""
     return (_PROC / "tcp_available_congestion_control").read_text().split()
+
+
+def _load_module(cc: str) -> bool:
+    """Load the kernel's module of ``cc`` (``tcp_<cc>``) where the kernel has modules to load;
+    whether it did."""
+    if shutil.which("modprobe") is None or not Path(f"/lib/modules/{os.uname().release}").is_dir():
+        return False
+    return subprocess.run(["modprobe", "-q", f"tcp_{cc}"], capture_output=True, timeout=30, check=False).returncode == 0
 
 
 def kernel_cc(variant: str) -> str:
@@ -177,8 +189,11 @@ def plan(scenario: Scenario, profile_sysctls: dict[str, str] | None = None, avai
         name = variants.normalise(flow.variant)
         cc = kernel_cc(flow.variant)
         reason = None
-        if cc not in offered and cc in bpf.SOURCES and available is None:
-            # A congestion control the kernel lacks but tcplab has as a BPF program (DCTCP).
+        if cc not in offered and available is None and _load_module(cc):
+            offered = available_cc()  # the kernel's own module, where it has one, before tcplab's BPF
+        if cc in bpf.SOURCES and available is None and (cc not in offered or cc in bpf.registered()):
+            # A congestion control the kernel lacks but tcplab has as a BPF program: registered
+            # now, or again if its source changed since.
             reason = bpf.register(cc)
             if reason is None:
                 offered = available_cc()

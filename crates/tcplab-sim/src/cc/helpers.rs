@@ -30,6 +30,13 @@ pub fn clock_us(now_ns: Nanos) -> u32 {
     (now_ns / 1_000) as u32
 }
 
+/// Linux `msecs_to_jiffies`: ms to ticks, rounded up (10 ms is 3 jiffies at HZ = 250).
+#[inline]
+pub const fn msecs_to_jiffies(ms: u32) -> u32 {
+    let per = 1_000 / HZ;
+    ms.div_ceil(per)
+}
+
 /// Linux `usecs_to_jiffies`: µs to ticks, rounded up.
 #[inline]
 pub fn usecs_to_jiffies(us: u32) -> u32 {

@@ -24,7 +24,7 @@
 //!   not at connection set-up one RTT earlier (tcplab has no handshake).
 //! - Time runs at HZ = 250 (Debian's and Ubuntu's kernels, and the testbed's; a 4 ms jiffy).
 
-use super::helpers::{jiffies, slow_start, usecs_to_jiffies, HZ};
+use super::helpers::{jiffies, msecs_to_jiffies, slow_start, usecs_to_jiffies, HZ};
 use super::params::{Param, ParamValues};
 use super::{AckSample, CaEvent, CaState, CongestionOps, TcpCcView};
 
@@ -134,7 +134,7 @@ impl Htcp {
                 self.max_rtt = self.min_rtt;
             }
             // Grow the max only by samples close to it (20 ms), ignoring outliers.
-            if self.max_rtt < rtt && rtt <= self.max_rtt + 20 * HZ / 1000 {
+            if self.max_rtt < rtt && rtt <= self.max_rtt + msecs_to_jiffies(20) {
                 self.max_rtt = rtt;
             }
         }
@@ -152,7 +152,7 @@ impl Htcp {
                 return;
             }
         }
-        if self.modeswitch && self.min_rtt > 10 * HZ / 1000 && self.max_rtt > 0 {
+        if self.modeswitch && self.min_rtt > msecs_to_jiffies(10) && self.max_rtt > 0 {
             // β = RTT_min/RTT_max: the fraction of the window that was not queue.
             self.beta = ((self.min_rtt << SCALE_SHIFT) / self.max_rtt).clamp(self.cfg.beta_min, self.cfg.beta_max);
         } else {
@@ -363,6 +363,10 @@ mod tests {
         assert_eq!(backoff(100, 300), 64); // 0.33 → β_min 0.5
         assert_eq!(backoff(100, 100), 102); // 1.0 → β_max
         assert_eq!(backoff(j(10), j(15)), 64); // RTT_min ≤ 10 ms: β_min
+        // Linux compares with msecs_to_jiffies(10), rounded up to 3 jiffies at HZ = 250: an
+        // RTT_min of 3 jiffies (8-12 ms) still backs off by half, 4 jiffies adapts.
+        assert_eq!(backoff(3, 4), 64);
+        assert_eq!(backoff(4, 5), 102);
     }
 
     #[test]
