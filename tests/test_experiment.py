@@ -347,6 +347,8 @@ def test_bundled_experiments_are_valid(path: Path) -> None:
         assert exp.replications == 3 and runs[0].scenario.duration.seconds == 120
     elif path.stem == "validation-single":  # its flow 1 alone: one deterministic 30-s run per cell
         assert exp.replications == 1 and runs[0].scenario.duration.seconds == 30 and len(runs[0].scenario.flows) == 1
+    elif path.stem == "validation-variants":  # each BPF-supplied variant against Reno: one 60-s run a cell, both backends
+        assert exp.replications == 1 and len(runs) == 22 and runs[0].scenario.duration.seconds == 60
     elif path.stem in MORE_RUNS:  # a few cells of the grid run more often (docs/validation.md)
         replications, n_runs = MORE_RUNS[path.stem]
         assert exp.replications == replications and len(runs) == n_runs and runs[0].scenario.duration.seconds == 120
