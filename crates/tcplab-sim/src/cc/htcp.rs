@@ -21,7 +21,9 @@
 //!
 //! Deviations:
 //! - `init` (Δ's origin, `last_cong`) runs when the flow starts sending (`CA_EVENT_TX_START`),
-//!   not at connection set-up one RTT earlier (tcplab has no handshake).
+//!   not at connection set-up: without a preamble tcplab has no handshake, and with
+//!   `preamble = "iperf3"` the first send follows the data connection's handshake by a round
+//!   trip (the cookie's).
 //! - Time runs at HZ = 250 (Debian's and Ubuntu's kernels, and the testbed's; a 4 ms jiffy).
 
 use super::helpers::{jiffies, msecs_to_jiffies, slow_start, usecs_to_jiffies, HZ};

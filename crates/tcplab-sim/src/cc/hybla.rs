@@ -16,9 +16,10 @@
 //!
 //! Deviations:
 //! - Linux starts Hybla when the connection is established, with the handshake's RTT: rho from
-//!   it and cwnd = rho. tcplab has no handshake, so at start srtt is unknown; cwnd keeps the
-//!   configured initial window and rho is computed from the first smoothed RTT (the "smallest
-//!   srtt seen" starts at infinity instead of at the handshake RTT).
+//!   it and cwnd = rho, as here with a `preamble` (its SYN and SYN-ACK give srtt before
+//!   `init`). Without a preamble tcplab has no handshake, so at start srtt is unknown;
+//!   cwnd keeps the configured initial window and rho is computed from the first smoothed RTT
+//!   (the "smallest srtt seen" starts at infinity instead of at the handshake RTT).
 //! - Like Linux, the increase is per ACK (a delayed ACK counts once), not per acknowledged
 //!   segment.
 
