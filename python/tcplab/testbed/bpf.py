@@ -33,8 +33,6 @@ SOURCES = {
     name: f"{name}.bpf.c"
     for name in ("bic", "dctcp", "highspeed", "htcp", "hybla", "illinois", "lp", "scalable", "vegas", "veno", "westwood", "yeah")
 }
-#: What every program includes (a change to it rebuilds them all).
-HEADER = "tcplab_ca.h"
 #: The prefix of the programs' struct_ops map names: ``tcplab_dctcp`` registers ``dctcp``.
 MAP_PREFIX = "tcplab_"
 #: The kernel keeps this many characters of a map's name (``BPF_OBJ_NAME_LEN`` less its NUL):
@@ -74,7 +72,7 @@ def build(name: str) -> Path:
         part.write_text(text)
         part.replace(header)
     obj = cache / f"{name}.bpf.o"
-    newest = max(source.stat().st_mtime, (_HERE / HEADER).stat().st_mtime)
+    newest = max(p.stat().st_mtime for p in (source, *_HERE.glob("*.h")))  # a changed header rebuilds all
     if not obj.exists() or obj.stat().st_mtime < newest:
         part = obj.with_suffix(".part")
         tools.run(["clang", "-O2", "-g", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I", str(cache), "-c", str(source), "-o", str(part)],

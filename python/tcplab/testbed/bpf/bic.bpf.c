@@ -119,13 +119,8 @@ void BPF_PROG(tcplab_bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_of(sk);
 	struct bic_state *ca = CA_STATE(struct bic_state, sk);
 
-	if (!is_cwnd_limited(sk))
+	if (!slow_start_leftover(sk, &acked))
 		return;
-	if (in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	bic_update(ca, tp->snd_cwnd, tcp_jiffies32);
 	tcp_cong_avoid_ai(tp, ca->cnt, acked);
 }

@@ -18,13 +18,8 @@ void BPF_PROG(tcplab_scalable_cong_avoid, struct sock *sk, __u32 ack, __u32 acke
 {
 	struct tcp_sock *tp = tcp_of(sk);
 
-	if (!is_cwnd_limited(sk))
+	if (!slow_start_leftover(sk, &acked))
 		return;
-	if (in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	tcp_cong_avoid_ai(tp, min_u32(tp->snd_cwnd, AI_CNT), acked);
 }
 

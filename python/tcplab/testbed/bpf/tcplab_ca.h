@@ -73,6 +73,23 @@ static __always_inline int is_cwnd_limited(struct sock *sk)
 	return BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
 }
 
+/* The start of most cong_avoid hooks (the simulator's helpers::slow_start_leftover): nothing to
+ * do unless cwnd is the limit; in slow start, grow by *acked up to ssthresh and leave in *acked
+ * what is left for congestion avoidance. 0 when nothing is left to do. */
+static __always_inline int slow_start_leftover(struct sock *sk, __u32 *acked)
+{
+	struct tcp_sock *tp = tcp_of(sk);
+
+	if (!is_cwnd_limited(sk))
+		return 0;
+	if (in_slow_start(tp)) {
+		*acked = tcp_slow_start(tp, *acked);
+		if (!*acked)
+			return 0;
+	}
+	return 1;
+}
+
 static __always_inline __u8 ca_state_of(struct sock *sk)
 {
 	return BPF_CORE_READ_BITFIELD(icsk_of(sk), icsk_ca_state);

@@ -12,76 +12,35 @@
  * module parameters: alpha 2, beta 4, gamma 1 (segments).
  * Not here: get_info (ss -i shows no Vegas RTT figures).
  */
-#include "tcplab_ca.h"
+#include "vegas.h"
 
 char _license[] SEC("license") = "Dual MIT/GPL";
 
 #define ALPHA 2U
 #define BETA 4U
 #define GAMMA 1U
-/* No RTT sample yet (µs). */
-#define RTT_NONE 0x7fffffffU
-
-struct vegas {
-	__u32 beg_snd_nxt;	/* right edge of the round being measured */
-	__u32 cnt_rtt;		/* RTT samples in this round */
-	__u32 min_rtt;		/* minimum RTT of this round, µs + 1 */
-	__u32 base_rtt;		/* minimum RTT ever, µs + 1 */
-	__u8 doing_vegas_now;	/* Open state: Vegas decides */
-};
-
-/* vegas_enable: sample a fresh round ending at the current snd_nxt. */
-static __always_inline void vegas_enable(struct sock *sk)
-{
-	struct vegas *ca = CA_STATE(struct vegas, sk);
-
-	ca->doing_vegas_now = 1;
-	ca->beg_snd_nxt = tcp_of(sk)->snd_nxt;
-	ca->cnt_rtt = 0;
-	ca->min_rtt = RTT_NONE;
-}
-
-static __always_inline void vegas_reset(struct sock *sk)
-{
-	CA_STATE(struct vegas, sk)->base_rtt = RTT_NONE;
-	vegas_enable(sk);
-}
-
 SEC("struct_ops/tcplab_vegas_init")
 void BPF_PROG(tcplab_vegas_init, struct sock *sk)
 {
-	vegas_reset(sk);
+	vegas_init(sk, CA_STATE(struct vegas, sk));
 }
 
 SEC("struct_ops/tcplab_vegas_pkts_acked")
 void BPF_PROG(tcplab_vegas_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct vegas *ca = CA_STATE(struct vegas, sk);
-	__u32 vrtt;
-
-	if (sample->rtt_us < 0)
-		return;
-	/* Never a zero rtt or baseRTT. */
-	vrtt = (__u32)sample->rtt_us + 1;
-	ca->base_rtt = min_u32(ca->base_rtt, vrtt);
-	ca->min_rtt = min_u32(ca->min_rtt, vrtt);
-	ca->cnt_rtt++;
+	vegas_pkts_acked(CA_STATE(struct vegas, sk), sample);
 }
 
 SEC("struct_ops/tcplab_vegas_set_state")
 void BPF_PROG(tcplab_vegas_set_state, struct sock *sk, __u8 new_state)
 {
-	if (new_state == TCP_CA_Open)
-		vegas_enable(sk);
-	else
-		CA_STATE(struct vegas, sk)->doing_vegas_now = 0;
+	vegas_state(sk, CA_STATE(struct vegas, sk), new_state);
 }
 
 SEC("struct_ops/tcplab_vegas_cwnd_event")
 void BPF_PROG(tcplab_vegas_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	if (ev == CA_EVENT_CWND_RESTART || ev == CA_EVENT_TX_START)
-		vegas_reset(sk);
+	vegas_cwnd_event(sk, CA_STATE(struct vegas, sk), ev);
 }
 
 /* Once per round, from its samples. */
@@ -125,15 +84,13 @@ void BPF_PROG(tcplab_vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		return;
 	}
 	if (seq_after(ack, ca->beg_snd_nxt)) {
-		/* Where the next round ends. */
-		ca->beg_snd_nxt = tp->snd_nxt;
 		/* One or two samples: delayed ACKs only, act as Reno. */
 		if (ca->cnt_rtt <= 2)
 			tcp_reno_cong_avoid(sk, ack, acked);
 		else
 			vegas_round(sk, acked);
-		ca->cnt_rtt = 0;
-		ca->min_rtt = RTT_NONE;
+		/* The next round ends at snd_nxt, which the hook leaves as it found it. */
+		vegas_next_round(sk, ca);
 	} else if (in_slow_start(tp)) {
 		tcp_slow_start(tp, acked);
 	}

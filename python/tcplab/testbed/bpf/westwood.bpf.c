@@ -4,12 +4,13 @@
  * (python/tcplab/testbed/bpf.py).
  *
  * It follows net/ipv4/tcp_westwood.c hook for hook, as tcplab's simulator does
- * (crates/tcplab-sim/src/cc/westwood.rs): Reno's growth and Reno's halving on entering
- * recovery; the bytes acknowledged in each RTT-long window (at least HZ/20, 50 ms) give a
- * bandwidth sample bk/delta, in bytes per jiffy, filtered twice by 7/8 old + 1/8 new. When recovery completes (CA_EVENT_COMPLETE_CWR),
- * ssthresh = cwnd = max(bw_est * RTTmin / MSS, 2); on a timeout (CA_EVENT_LOSS), ssthresh is that
- * and RTTmin is taken afresh from the next ACK. RTTs are in jiffies, rounded up as
- * usecs_to_jiffies does; the initial RTT and RTTmin are 20 s (20 * HZ), Linux's defaults.
+ * (crates/tcplab-sim/src/cc/westwood.rs): Reno's growth and Reno's halving on entering recovery;
+ * the bytes acknowledged in each RTT-long window (at least HZ/20, 50 ms) give a bandwidth sample
+ * bk/delta, in bytes per jiffy, filtered twice by 7/8 old + 1/8 new. When recovery completes
+ * (CA_EVENT_COMPLETE_CWR), ssthresh = cwnd = max(bw_est * RTTmin / MSS, 2); on a timeout
+ * (CA_EVENT_LOSS), ssthresh is that and RTTmin is taken afresh from the next ACK. RTTs are in
+ * jiffies, rounded up as usecs_to_jiffies does; the initial RTT and RTTmin are 20 s (20 * HZ),
+ * Linux's defaults.
  *
  * The bandwidth accounting runs from in_ack_event as Linux's does, fast path and slow path; the
  * simulator, which has no fast path, runs the slow path's from pkts_acked on every ACK that

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
-/* YeAH-TCP (Baiocchi, Castellani, Vacirca, 2007) as a BPF congestion control, registered as
- * "yeah" by the testbed when the kernel was built without tcp_yeah (python/tcplab/testbed/bpf.py).
+/* YeAH-TCP (Baiocchi, Castellani, Vacirca, 2007) as a BPF congestion control, registered as "yeah"
+ * by the testbed when the kernel was built without tcp_yeah (python/tcplab/testbed/bpf.py).
  *
  * It follows net/ipv4/tcp_yeah.c hook for hook, as tcplab's simulator does
- * (crates/tcplab-sim/src/cc/yeah.rs), with tcp_vegas.c's RTT sampling (init, pkts_acked,
+ * (crates/tcplab-sim/src/cc/yeah.rs), with tcp_vegas.c's RTT sampling (vegas.h: init, pkts_acked,
  * set_state, cwnd_event) embedded as Linux embeds it. Once per round, with three samples or more,
- * Q = cwnd·(rtt − baseRTT)/rtt queued segments: Q <= alpha and a queueing delay at most
- * baseRTT/phy is Fast mode (Scalable TCP's growth, one segment per min(cwnd, 100) acknowledged);
- * otherwise Slow mode (Reno's growth), and above alpha a precautionary decongestion of
- * min(Q/gamma, cwnd/2^epsilon), not below reno_count, with ssthresh = cwnd. A loss takes off
- * max(min(Q, cwnd/2), cwnd/2^delta), or half when rho Slow rounds in a row say a Reno flow
- * shares the path. The constants are Linux's (compile-time there too): alpha 80, gamma 1,
- * delta 3, epsilon 1, phy 8, rho 16, zeta 50.
- * Not here: init's cap of snd_cwnd_clamp at 0xffffffff/128 (a BPF program may not write it; it
- * only guards arithmetic against windows of 33 million segments), and get_info.
+ * Q = cwnd·(rtt − baseRTT)/rtt queued segments: Q <= alpha and a queueing delay at most baseRTT/phy
+ * is Fast mode (Scalable TCP's growth, one segment per min(cwnd, 100) acknowledged); otherwise Slow
+ * mode (Reno's growth), and above alpha a precautionary decongestion of min(Q/gamma,
+ * cwnd/2^epsilon), not below reno_count, with ssthresh = cwnd. A loss takes off max(min(Q, cwnd/2),
+ * cwnd/2^delta), or half when rho Slow rounds in a row say a Reno flow shares the path. The
+ * constants are Linux's (compile-time there too): alpha 80, gamma 1, delta 3, epsilon 1, phy 8,
+ * rho 16, zeta 50.
+ * Not here: init's cap of snd_cwnd_clamp at 0xffffffff/128 (a BPF program may not write it; it only
+ * guards arithmetic against windows of 33 million segments), and get_info.
  */
-#include "tcplab_ca.h"
+#include "vegas.h"
 
 char _license[] SEC("license") = "Dual MIT/GPL";
 
@@ -27,47 +27,21 @@ char _license[] SEC("license") = "Dual MIT/GPL";
 #define YEAH_RHO 16U		/* Slow rounds in a row that make a loss halve cwnd */
 #define YEAH_ZETA 50U		/* Fast rounds in a row that reset reno_count */
 #define SCALABLE_AI_CNT 100U
-/* No RTT sample yet (µs). */
-#define RTT_NONE 0x7fffffffU
 
 struct yeah {
-	/* tcp_vegas.c's state, first as in Linux. */
-	__u32 beg_snd_nxt;	/* right edge of the round being measured */
-	__u32 cnt_rtt;		/* RTT samples in this round */
-	__u32 min_rtt;		/* minimum RTT of this round, µs + 1 */
-	__u32 base_rtt;		/* minimum RTT ever, µs + 1 */
-	__u8 doing_vegas_now;	/* kept as Vegas keeps it; YeAH's cong_avoid does not read it */
-	/* YeAH's. */
+	struct vegas vegas;	/* first, as in Linux; YeAH's cong_avoid never reads doing_vegas_now */
 	__u32 last_q;		/* the queue of the last measured round, segments */
 	__u32 doing_reno_now;	/* Slow rounds in a row; 0 is Fast mode */
 	__u32 reno_count;	/* the window a competing Reno flow would have, segments */
 	__u32 fast_count;	/* Fast rounds in a row */
 };
 
-/* tcp_vegas.c's vegas_enable: sample a fresh round ending at the current snd_nxt. */
-static __always_inline void vegas_enable(struct sock *sk)
-{
-	struct yeah *ca = CA_STATE(struct yeah, sk);
-
-	ca->doing_vegas_now = 1;
-	ca->beg_snd_nxt = tcp_of(sk)->snd_nxt;
-	ca->cnt_rtt = 0;
-	ca->min_rtt = RTT_NONE;
-}
-
-/* tcp_vegas_init. */
-static __always_inline void vegas_reset(struct sock *sk)
-{
-	CA_STATE(struct yeah, sk)->base_rtt = RTT_NONE;
-	vegas_enable(sk);
-}
-
 SEC("struct_ops/tcplab_yeah_init")
 void BPF_PROG(tcplab_yeah_init, struct sock *sk)
 {
 	struct yeah *ca = CA_STATE(struct yeah, sk);
 
-	vegas_reset(sk);
+	vegas_init(sk, &ca->vegas);
 	ca->doing_reno_now = 0;
 	ca->last_q = 0;
 	ca->reno_count = 2;
@@ -76,32 +50,19 @@ void BPF_PROG(tcplab_yeah_init, struct sock *sk)
 SEC("struct_ops/tcplab_yeah_pkts_acked")
 void BPF_PROG(tcplab_yeah_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct yeah *ca = CA_STATE(struct yeah, sk);
-	__u32 vrtt;
-
-	if (sample->rtt_us < 0)
-		return;
-	/* Never a zero rtt or baseRTT. */
-	vrtt = (__u32)sample->rtt_us + 1;
-	ca->base_rtt = min_u32(ca->base_rtt, vrtt);
-	ca->min_rtt = min_u32(ca->min_rtt, vrtt);
-	ca->cnt_rtt++;
+	vegas_pkts_acked(&CA_STATE(struct yeah, sk)->vegas, sample);
 }
 
 SEC("struct_ops/tcplab_yeah_set_state")
 void BPF_PROG(tcplab_yeah_set_state, struct sock *sk, __u8 new_state)
 {
-	if (new_state == TCP_CA_Open)
-		vegas_enable(sk);
-	else
-		CA_STATE(struct yeah, sk)->doing_vegas_now = 0;
+	vegas_state(sk, &CA_STATE(struct yeah, sk)->vegas, new_state);
 }
 
 SEC("struct_ops/tcplab_yeah_cwnd_event")
 void BPF_PROG(tcplab_yeah_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	if (ev == CA_EVENT_CWND_RESTART || ev == CA_EVENT_TX_START)
-		vegas_reset(sk);
+	vegas_cwnd_event(sk, &CA_STATE(struct yeah, sk)->vegas, ev);
 }
 
 /* The end of a round with enough samples: choose the mode from the queue. */
@@ -109,7 +70,7 @@ static __always_inline void yeah_round(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_of(sk);
 	struct yeah *ca = CA_STATE(struct yeah, sk);
-	__u32 rtt = ca->min_rtt, base = ca->base_rtt;
+	__u32 rtt = ca->vegas.min_rtt, base = ca->vegas.base_rtt;
 	/* Segments above what the bandwidth needs: the flow's queue. */
 	__u32 queue = (__u32)((__u64)tp->snd_cwnd * (rtt - base) / rtt);
 
@@ -158,14 +119,11 @@ void BPF_PROG(tcplab_yeah_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	}
 
 	/* Once per round, from its Vegas samples. */
-	if (seq_after(ack, ca->beg_snd_nxt)) {
+	if (seq_after(ack, ca->vegas.beg_snd_nxt)) {
 		/* Three samples or more: at least one was not from a delayed ACK. */
-		if (ca->cnt_rtt > 2)
+		if (ca->vegas.cnt_rtt > 2)
 			yeah_round(sk);
-		/* The round that starts now ends at the current snd_nxt. */
-		ca->beg_snd_nxt = tp->snd_nxt;
-		ca->cnt_rtt = 0;
-		ca->min_rtt = RTT_NONE;
+		vegas_next_round(sk, &ca->vegas);
 	}
 }
 
