@@ -60,11 +60,7 @@ void BPF_PROG(tcplab_hybla_init, struct sock *sk)
 	struct tcp_sock *tp = tcp_of(sk);
 	struct hybla_state *ca = CA_STATE(struct hybla_state, sk);
 
-	ca->rho = 0;
-	ca->rho2 = 0;
-	ca->rho_3ls = 0;
-	ca->rho2_7ls = 0;
-	ca->snd_cwnd_cents = 0;
+	__builtin_memset(ca, 0, sizeof(*ca));
 	ca->hybla_en = 1;
 	ca->minrtt_us = 0xffffffff;
 	if (tp->srtt_us > 0) {

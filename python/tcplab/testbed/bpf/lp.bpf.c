@@ -99,13 +99,8 @@ void BPF_PROG(tcplab_lp_init, struct sock *sk)
 {
 	struct lp_state *lp = CA_STATE(struct lp_state, sk);
 
-	lp->flag = 0;
-	lp->sowd = 0;
+	__builtin_memset(lp, 0, sizeof(*lp));
 	lp->owd_min = 0xffffffff;
-	lp->owd_max = 0;
-	lp->owd_max_rsv = 0;
-	lp->last_drop = 0;
-	lp->inference = 0;
 }
 
 SEC("struct_ops/tcplab_lp_ssthresh")

@@ -123,11 +123,7 @@ void BPF_PROG(tcplab_westwood_init, struct sock *sk)
 	struct tcp_sock *tp = tcp_of(sk);
 	struct westwood_state *w = CA_STATE(struct westwood_state, sk);
 
-	w->bw_ns_est = 0;
-	w->bw_est = 0;
-	w->bk = 0;
-	w->cumul_ack = 0;
-	w->accounted = 0;
+	__builtin_memset(w, 0, sizeof(*w));
 	w->rtt = INIT_RTT_JIFFIES;
 	w->rtt_min = INIT_RTT_JIFFIES;
 	w->first_ack = 1;
