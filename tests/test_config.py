@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tcplab
-from tcplab import ScenarioError, variants
+from tcplab import ScenarioError, experiment, variants
 from tcplab.config import Scenario, load_scenario, set_path
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -28,6 +28,7 @@ LINUX_TCP = {
     "delayed_ack": True,
     "delack_timeout_ns": 40 * MS,
     "timestamps": True,
+    "timestamp_offsets": True,
     "preamble": "none",
     "min_rto_ns": 200 * MS,
     "initial_rto_ns": S,
@@ -225,6 +226,21 @@ def test_undo_defaults_to_the_variant_and_needs_a_sack_connection(reference_data
     with pytest.raises(ScenarioError) as e:
         Scenario.model_validate({**data, "flows": [{"variant": "cubic", "sack": False, "undo": True}]})
     assert e.value.field == "flows[0].undo" and "this flow's sack is false" in str(e.value)
+
+
+def test_timestamp_offsets_are_linuxs_default_and_need_timestamps(reference_data: dict) -> None:
+    # Today's Linux offsets each connection's TSvals (tcp_timestamps = 1); the papers' kernel did
+    # not. The engine spec says so only when on, and the scenario (so every run's key) only when set.
+    plain = Scenario.model_validate(reference_data)
+    assert [f["timestamp_offsets"] for f in plain.to_engine_spec()["flows"]] == [True, True]
+    assert "timestamp_offsets" not in experiment.scenario_json(plain)["tcp"]
+    for override in ({"cc.profile": "linux-2.6.22"}, {"tcp.timestamp_offsets": False}, {"tcp.timestamps": False}):
+        assert all("timestamp_offsets" not in f for f in plain.override(override).to_engine_spec()["flows"]), override
+    old = plain.override({"cc.profile": "linux-2.6.22", "tcp.timestamp_offsets": True})
+    assert all(f["timestamp_offsets"] for f in old.to_engine_spec()["flows"])
+    with pytest.raises(ScenarioError) as e:
+        plain.override({"tcp.timestamps": False, "tcp.timestamp_offsets": True})
+    assert e.value.field == "flows[0].timestamp_offsets" and "this flow's timestamps is false" in str(e.value)
 
 
 def test_send_buffer_autotuning_is_asked_for_and_keeps_other_run_keys(reference_data: dict) -> None:

@@ -453,6 +453,33 @@ def test_newreno_starves_vegas_in_the_kernel_as_in_the_simulator(tmp_path: Path)
     _assert_nothing_left()
 
 
+def test_lp_yields_to_reno_only_without_timestamp_offsets_in_the_kernel_as_in_the_simulator(tmp_path: Path) -> None:
+    """TCP-LP takes its one-way delay from TSval - TSecr; with Linux's default random timestamp
+    offsets (net.ipv4.tcp_timestamps = 1) the receiver's offset is in it and LP, after its first
+    early indication, never backs off again: it shares as Reno does. With tcp_timestamps = 2 it
+    yields. tcplab's BPF port of tcp_lp.c in the kernel (2026-12-03, 100 Mb/s, 50 ms, 1 BDP, LP
+    from 5 s, 10-30 s: without offsets kernel 96.43 / 0.10 Mb/s, simulator 93.58 / 0.15; with them
+    52.69 / 43.70 and 43.82 / 52.71; docs/validation.md, "TCP-LP and the timestamp offsets")."""
+    for offsets in (False, True):
+        toml = (
+            'duration = "30s"\nwindow = "10s:30s"\n[topology]\nbottleneck = "100Mbps"\nrtt = "50ms"\nbuffer = "1bdp"\n'
+            f'[tcp]\nsack_compression = true\ntimestamp_offsets = {str(offsets).lower()}\n'
+            '[[flows]]\nvariant = "sack"\n[[flows]]\nvariant = "lp"\nstart = "5s"\n'
+        )
+        tb, sim = _on_both_backends(tmp_path, f"lp-{offsets}", toml)
+        hosts = tb.meta["backend_info"]["hosts"]
+        assert hosts["tcplab-s2"]["net.ipv4.tcp_timestamps"] == hosts["tcplab-r2"]["net.ipv4.tcp_timestamps"] == ("1" if offsets else "2")
+        for name, r in (("simulator", sim), ("testbed", tb)):
+            with _kernel(r):
+                x = r.summary()["throughput_mbps"].tolist()
+                assert sum(x) > 90, (name, offsets, x)
+                if offsets:
+                    assert r.jain() > 0.9, (name, offsets, x)
+                else:
+                    assert x[1] < 0.02 * x[0], (name, offsets, x)
+    _assert_nothing_left()
+
+
 def test_scalable_takes_a_small_buffer_from_newreno_in_the_kernel_as_in_the_simulator(tmp_path: Path) -> None:
     """Paper 000's finding through the real stack: with a 0.2-BDP buffer (100 Mb/s, 50 ms)
     Scalable TCP, from 5 s, grows back 1% a round trip after each loss and takes the link from

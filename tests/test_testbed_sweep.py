@@ -262,6 +262,12 @@ def test_tcp_settings_map_to_sysctls_and_routes() -> None:
     assert flow.sender_sysctls["net.ipv4.tcp_wmem"] == "4096 16384 1048576"
     assert flow.sender_sysctls["net.ipv4.tcp_timestamps"] == flow.receiver_sysctls["net.ipv4.tcp_timestamps"] == "0"
     assert flow.sender_sysctls["net.ipv4.tcp_rto_max_ms"] == "60000"
+    # Timestamps: 1 with the receivers' random offsets (Linux's default), 2 without; an explicit
+    # choice wins over the tuned profile's 1.
+    for settings, value in (({}, "1"), ({"timestamp_offsets": True}, "1"), ({"timestamp_offsets": False}, "2")):
+        for profile in ({}, testbed.PROFILES["tuned"]["sysctls"]):
+            (flow,) = stack.plan(_scenario(**settings), profile, available=KERNEL)
+            assert flow.sender_sysctls["net.ipv4.tcp_timestamps"] == flow.receiver_sysctls["net.ipv4.tcp_timestamps"] == value, settings
     # The tuned profile's 500 MB buffers stay unless the scenario sets rwnd or sndbuf itself.
     tuned = testbed.PROFILES["tuned"]["sysctls"]
     (flow,) = stack.plan(_scenario(), tuned, available=KERNEL)

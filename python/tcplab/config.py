@@ -915,6 +915,7 @@ class TcpSettings(_Model):
     delayed_ack: bool = Field(True, description="ACK every second segment or after delack_timeout")
     delack_timeout: PositiveTime = Field(Time(40_000_000), description="delayed-ACK timer")
     timestamps: bool = Field(True, description="TCP timestamps option (12 B per segment)")
+    timestamp_offsets: Optional[bool] = Field(None, description="with timestamps, each receiver adds a random per-connection offset to its TSvals, as Linux does with net.ipv4.tcp_timestamps = 1 (the default of today's kernels); false: the clock as it is (tcp_timestamps = 2, older kernels). Only TCP-LP reads the receiver's TSval (docs/algorithms/lp.md). Default: true, false with the linux-2.6.22 profile")
     sack: Optional[bool] = Field(None, description="receiver sends SACK blocks; default from the variant")
     prr: Optional[bool] = Field(None, description="proportional rate reduction (RFC 6937); default from the variant")
     rack: Optional[bool] = Field(None, description="RACK-TLP loss detection (RFC 8985), Linux's default: losses by time, tail loss probes; needs SACK recovery; default from the variant")
@@ -1145,6 +1146,8 @@ class Scenario(_Model):
             if flow.stop is not None and flow.stop <= flow.start:
                 raise _invalid(f"expected a stop after the flow's start ({flow.start})", at=f"{at}.stop", value=str(flow.stop))
             self._check_endpoints(at, flow)
+            if isinstance(flow, TcpFlow) and self.tcp_settings(flow).timestamp_offsets and not self.tcp_settings(flow).timestamps:
+                raise _invalid("expected false or unset: the offsets are the timestamps', and this flow's timestamps is false", at=f"{at}.timestamp_offsets", value=True)
             # Variants only a testbed kernel offers (validation context) have no engine entry.
             if not isinstance(flow, TcpFlow) or flow.variant not in variants.names():
                 continue
@@ -1304,6 +1307,14 @@ class Scenario(_Model):
         nodes = self.topology.nodes
         return nodes.index(flow.src or ""), nodes.index(flow.dst or "")
 
+    def timestamp_offsets(self, flow: TcpFlow) -> bool:
+        """Whether ``flow``'s receiver offsets its TSvals: the setting, else Linux's default
+        (on, off for an old kernel's profile); never without timestamps."""
+        tcp = self.tcp_settings(flow)
+        if tcp.timestamp_offsets is not None:
+            return tcp.timestamp_offsets and tcp.timestamps
+        return tcp.timestamps and self.cc.profile not in OLD_STACK_PROFILES
+
     def _flow_spec(self, i: int, flow: TcpFlow | CbrFlow | DccpFlow) -> dict[str, Any]:
         src, dst = self._endpoints(i, flow)
         common = {
@@ -1355,6 +1366,8 @@ class Scenario(_Model):
             "delayed_ack": tcp.delayed_ack,
             "delack_timeout_ns": tcp.delack_timeout.ns,
             "timestamps": tcp.timestamps,
+            # Written only when on (earlier specs had none).
+            **({"timestamp_offsets": True} if self.timestamp_offsets(flow) else {}),
             "sack": variant.sack if tcp.sack is None else tcp.sack,
             "sack_compression": False if tcp.sack_compression is None else tcp.sack_compression,
             "rcvbuf_autotuning": bool(tcp.rcvbuf_autotuning),

@@ -111,8 +111,9 @@ SIMULATOR_ONLY_TCP = ("tso",)
 #: change nothing on the testbed, so a testbed run's key takes them unset in ``[tcp]`` and in
 #: every flow (tests/test_testbed.py checks the namespaces' values against what the testbed
 #: writes for these). ``preamble = "iperf3"`` is what the testbed's iperf3 flows always send first;
-#: ``fq_pacing = false`` is how its kernel paces (no fq qdisc: TCP's own pacing timer).
-KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "undo": True, "sack_compression": True, "rcvbuf_autotuning": True, "sndbuf_autotuning": True, "preamble": "iperf3", "fq_pacing": False}
+#: ``fq_pacing = false`` is how its kernel paces (no fq qdisc: TCP's own pacing timer);
+#: ``timestamp_offsets = true`` is ``tcp_timestamps`` 1, what the testbed writes anyway.
+KERNEL_DEFAULT_TCP: dict[str, Any] = {"prr": True, "rack": True, "undo": True, "sack_compression": True, "rcvbuf_autotuning": True, "sndbuf_autotuning": True, "preamble": "iperf3", "fq_pacing": False, "timestamp_offsets": True}
 
 
 #: What a testbed run's key leaves out, as a scenario file names it.

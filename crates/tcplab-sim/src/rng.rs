@@ -15,6 +15,8 @@ pub enum Stream {
     Queue = 5,
     /// A CBR source's random gaps (ns-2's `random_`), id = flow index.
     CbrGaps = 6,
+    /// A TCP receiver's timestamp offset (`TcpSpec::timestamp_offsets`), id = flow index.
+    TimestampOffset = 7,
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, passes BigCrush; enough for jitter and loss.

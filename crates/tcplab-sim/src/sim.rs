@@ -163,10 +163,13 @@ impl Simulation {
             }
             let id = FlowId(i as u32);
             let ends = match f {
-                FlowSpec::Tcp(t) => Endpoints::Tcp {
-                    sender: TcpSender::new(id, d, t, Rng::stream(spec.seed, Stream::CongestionControl, i as u32)),
-                    receiver: TcpReceiver::new(id, s, t),
-                },
+                FlowSpec::Tcp(t) => {
+                    let mut sender = TcpSender::new(id, d, t, Rng::stream(spec.seed, Stream::CongestionControl, i as u32));
+                    if t.timestamps && t.timestamp_offsets {
+                        sender.tp.peer_ts_offset = Rng::stream(spec.seed, Stream::TimestampOffset, i as u32).next_u64() as u32;
+                    }
+                    Endpoints::Tcp { sender, receiver: TcpReceiver::new(id, s, t) }
+                }
                 FlowSpec::Cbr(c) => Endpoints::Cbr { source: CbrSource::new(id, d, c, Rng::stream(spec.seed, Stream::CbrGaps, i as u32)), sink: CbrSink::default() },
                 FlowSpec::Dccp(c) => Endpoints::Dccp { sender: Ccid2Sender::new(id, d, c), receiver: DccpReceiver::new(id, s, c) },
             };

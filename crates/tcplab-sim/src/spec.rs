@@ -864,6 +864,11 @@ pub struct TcpSpec {
     pub delack_timeout_ns: Nanos,
     #[serde(default = "yes")]
     pub timestamps: bool,
+    /// With timestamps, the receiver adds a random per-connection offset to its TSvals, as
+    /// Linux does with `net.ipv4.tcp_timestamps = 1` (the default of today's kernels); off: the clock
+    /// as it is (`tcp_timestamps = 2`, older kernels). Only TCP-LP reads the peer's TSval.
+    #[serde(default)]
+    pub timestamp_offsets: bool,
     /// The receiver sends SACK blocks (RFC 2018). Off with recovery "sack": Linux's SACK-less
     /// recovery (`Recovery::Sack`).
     #[serde(default = "yes")]

@@ -4,6 +4,7 @@
 //! Seeds: `TCPLAB_SEED` overrides the master seed of every scenario here; the seed in use is
 //! printed when an assertion fails.
 
+use tcplab_sim::rng::{Rng, Stream};
 use tcplab_sim::spec::{FlowSpec, Recovery, Spec, TcpSpec};
 
 mod common;
@@ -127,5 +128,35 @@ fn each_variant_shares_fairly_with_itself_at_equal_rtt() {
         if cc != "lp" {
             assert!(x[0] + x[1] >= 0.9 * goodput_ceiling_mbps(20_000_000), "seed {}: {cc}: {x:.2?} Mb/s", spec.seed);
         }
+    }
+}
+
+/// TCP-LP against Reno (SACK, PRR), 100 Mb/s, RTT 100 ms, one BDP, LP from 10 s, throughput
+/// over 30–60 s (experiments/validation-lp.toml's path, where the kernel's LP does the same).
+/// Linux's TCP-LP takes the one-way delay as TSval − TSecr, and with Linux's default random
+/// timestamp offsets (`timestamp_offsets`) TSval carries the receiver's: after its first early
+/// indication LP's threshold is 15 % of the offset above the delay, and it never backs off early
+/// again (docs/algorithms/lp.md). Without offsets it yields. With offsets: the seed of the
+/// smallest offset among the first 80 (0xb9c025 ms, 3.4 hours) and seed 1 (0x7f06d1dc).
+#[test]
+fn lp_yields_to_reno_only_without_timestamp_offsets() {
+    let offset = |seed: u64| Rng::stream(seed, Stream::TimestampOffset, 1).next_u64() as u32;
+    let smallest = (1..=80).min_by_key(|&s| offset(s)).unwrap();
+    let shares = |offsets: bool, seed: u64| {
+        let (mut reno, mut lp) = (linux("reno", 0, 2), linux("lp", 1, 2));
+        lp.start_ns = 10 * S;
+        (reno.timestamp_offsets, lp.timestamp_offsets) = (offsets, offsets);
+        let mut spec = dumbbell(100_000_000, 100 * MS, 833, vec![FlowSpec::Tcp(reno), FlowSpec::Tcp(lp)], 60 * S);
+        spec.seed = seed;
+        let r = run(&spec);
+        [mean_mbps(&r, 0, 30, 60), mean_mbps(&r, 1, 30, 60)]
+    };
+    let x = shares(false, 1);
+    println!("no offsets: {x:.2?} Mb/s");
+    assert!(x[1] < 0.01 * x[0], "LP {:.2} Mb/s beside Reno's {:.2}", x[1], x[0]);
+    for seed in [1, smallest] {
+        let x = shares(true, seed);
+        println!("offsets, seed {seed} (offset {:#x}): {x:.2?} Mb/s", offset(seed));
+        assert!(jain(&x) > 0.9, "seed {seed}: LP {:.2} Mb/s beside Reno's {:.2}: it yielded", x[1], x[0]);
     }
 }

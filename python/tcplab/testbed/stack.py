@@ -17,7 +17,9 @@ the value and what the testbed can do, before anything is built:
 ``sndbuf``                    sender's ``net.ipv4.tcp_wmem`` maximum
 ``sndbuf_autotuning = false`` refused: Linux always sizes the send buffer from cwnd up to
                               ``tcp_wmem``'s maximum; true asks for what it does unasked
-``timestamps``                ``net.ipv4.tcp_timestamps`` on both hosts (negotiated in the SYN)
+``timestamps``                ``net.ipv4.tcp_timestamps`` on both hosts (negotiated in the SYN):
+                              0 without, 1 with ``timestamp_offsets`` (random per-connection
+                              offsets, Linux's default), 2 without them
 ``sack``                      ``net.ipv4.tcp_sack`` on both hosts (negotiated in the SYN)
 ``ecn = true``                sender's ``net.ipv4.tcp_ecn`` 1 (it asks for ECN in its SYN; the
                               receiver's Linux default, 2, accepts); for ``dctcp`` unasked
@@ -257,8 +259,9 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
     else:
         sack = True  # Linux-like variants run SACK + PRR, in the simulator as in Linux
 
-    both = {DEFAULT_CC_SYSCTL: NAMESPACE_DEFAULT_CC, "net.ipv4.tcp_sack": str(int(sack)), "net.ipv4.tcp_timestamps": str(int(tcp.timestamps))}
-    if "net.ipv4.tcp_timestamps" in profile and not _explicit(scenario, flow, "timestamps"):
+    timestamps = "0" if not tcp.timestamps else "1" if scenario.timestamp_offsets(flow) else "2"
+    both = {DEFAULT_CC_SYSCTL: NAMESPACE_DEFAULT_CC, "net.ipv4.tcp_sack": str(int(sack)), "net.ipv4.tcp_timestamps": timestamps}
+    if "net.ipv4.tcp_timestamps" in profile and not _explicit(scenario, flow, "timestamps") and not _explicit(scenario, flow, "timestamp_offsets"):
         both["net.ipv4.tcp_timestamps"] = profile["net.ipv4.tcp_timestamps"]
     sender, receiver = dict(both), dict(both)
     if "net.ipv4.tcp_rmem" not in profile or _explicit(scenario, flow, "rwnd") or tcp.rcvbuf_autotuning is False:

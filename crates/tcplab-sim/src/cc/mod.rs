@@ -333,6 +333,10 @@ pub struct TcpCcView {
     pub rcv_tsval_ns: Nanos,
     /// RFC 7323 TSecr of the last ACK (Linux `rx_opt.rcv_tsecr`), ns; 0 without timestamps.
     pub rcv_tsecr_ns: Nanos,
+    /// The receiver's timestamp offset, added to its clock (in ms) in the TSval it writes: random
+    /// per connection as Linux's `net.ipv4.tcp_timestamps = 1` draws it, or 0
+    /// (`TcpSpec::timestamp_offsets`). TCP-LP is the one reader.
+    pub peer_ts_offset: u32,
     /// Segments delivered (cumulatively ACKed or SACKed) so far (Linux `tp->delivered`).
     pub delivered: u32,
     /// Of those, the segments delivered by ACKs with ECE (Linux `tp->delivered_ce`); ECN flows
@@ -374,6 +378,7 @@ impl TcpCcView {
             now_ns: 0,
             rcv_tsval_ns: 0,
             rcv_tsecr_ns: 0,
+            peer_ts_offset: 0,
             delivered: 0,
             delivered_ce: 0,
             delivered_ns: 0,

@@ -2,22 +2,23 @@
 /* TCP-LP, Low Priority (Kuzmanovic and Knightly, 2003), as a BPF congestion control, registered
  * as "lp" by the testbed when the kernel was built without tcp_lp (python/tcplab/testbed/bpf.py).
  *
- * It follows net/ipv4/tcp_lp.c as tcplab's simulator does (crates/tcplab-sim/src/cc/lp.rs):
- * from the ACK's timestamps it takes the one-way delay (OWD) of the data, smooths it
- * (sowd = 7/8 sowd + 1/8 owd) and tracks its minimum and maximum; when the smoothed OWD is not
- * below min + 15% of (max - min), an early congestion indication, it halves cwnd and starts an
- * inference period of 3 RTTs (the RTT from the echoed timestamp), and a second indication
- * within that period sets cwnd to 1. During the inference period cwnd does not grow; otherwise
- * it grows as Reno, and losses are Reno's. Without timestamps it is Reno. Linux has no module
- * parameters for TCP-LP.
+ * It follows net/ipv4/tcp_lp.c step for step, as tcplab's simulator does
+ * (crates/tcplab-sim/src/cc/lp.rs): from the ACK's timestamps it estimates the receiver's
+ * timestamp clock rate ("remote HZ", smoothed 63/64) and takes the one-way delay (OWD) of the
+ * data, TSval * (LP_RESOL / remote HZ) - TSecr; it smooths it (sowd = 7/8 sowd + 1/8 owd) and
+ * tracks its minimum and maximum; when the smoothed OWD is not below min + 15% of (max - min), an
+ * early congestion indication, it halves cwnd and starts an inference period of 3 RTTs (the RTT
+ * from the echoed timestamp), and a second indication within that period sets cwnd to 1. During
+ * the inference period cwnd does not grow; otherwise it grows as Reno, and losses are Reno's.
+ * Without timestamps it is Reno. Linux has no module parameters for TCP-LP.
  *
- * As in the simulator, the OWD is |TSval - TSecr|: the testbed's hosts share one clock, so the
- * receiver's timestamp clock runs at the sender's rate and Linux's estimate of it is not needed.
- * The OWD, the inference period and the drop time are in the timestamp clock's units, as in
- * Linux (1 ms; 1 µs on a connection with microsecond timestamps). TSecr is on this host's
- * clock; TSval carries the receiver's per-connection timestamp offset (net.ipv4.tcp_timestamps
- * = 1), which the OWD then includes, as it does in Linux.
- * Not here: the estimator of the receiver's timestamp rate ("remote HZ", LP_VALID_RHZ).
+ * The arithmetic is Linux's, with its types: the OWD is a 32-bit difference taken as a
+ * non-negative 64-bit number, so TSval's per-connection random offset (net.ipv4.tcp_timestamps
+ * = 1, Linux's default; TSecr arrives with this host's offset taken off) is part of it; the
+ * smoothed OWD, 8 times the OWD, is kept in 32 bits; a remote HZ estimated above LP_RESOL makes
+ * LP_RESOL / remote HZ zero. With an offset, the minimum and maximum an early indication
+ * restarts from are the offset's size, and LP does not back off early again (the simulator's
+ * docs/algorithms/lp.md).
  */
 #include "tcplab_ca.h"
 
@@ -28,7 +29,11 @@ char _license[] SEC("license") = "Dual MIT/GPL";
 /* Inference period: 3 RTTs. */
 #define LP_INFERENCE_RTTS 3U
 
+/* The OWD's unit: the timestamp clock's (TCP_TS_HZ, 1 kHz). */
+#define LP_RESOL 1000U
+
 /* Linux's state flags. */
+#define LP_VALID_RHZ (1U << 0)
 #define LP_VALID_OWD (1U << 1)
 #define LP_WITHIN_THR (1U << 3)
 #define LP_WITHIN_INF (1U << 4)
@@ -39,6 +44,9 @@ struct lp_state {
 	__u32 owd_min;
 	__u32 owd_max;
 	__u32 owd_max_rsv;
+	__u32 remote_hz;
+	__u32 remote_ref_time;	/* TSval and TSecr of the last ACK seen */
+	__u32 local_ref_time;
 	__u32 last_drop;	/* time of the last early reduction (0: none) */
 	__u32 inference;	/* inference period */
 };
@@ -52,17 +60,43 @@ static __always_inline __u32 ts_now(struct tcp_sock *tp)
 	return (__u32)(tp->tcp_mstamp / 1000);
 }
 
-/* The OWD of the data this ACK acknowledges; LP_VALID_OWD says whether there is one. */
-static __always_inline __u32 owd_of(struct tcp_sock *tp, struct lp_state *lp)
+/* tcp_lp_remote_hz_estimator: the receiver's timestamp rate from the TSval and TSecr steps
+ * between this ACK and the last one that moved both; LP_VALID_RHZ says whether there is one. */
+static __always_inline __u32 remote_hz_of(struct tcp_sock *tp, struct lp_state *lp)
 {
 	__u32 tsval = tp->rx_opt.rcv_tsval, tsecr = tp->rx_opt.rcv_tsecr;
-	__s32 diff;
+	__s64 rhz = (__u32)(lp->remote_hz << 6);
+	__s64 m;
+
+	if (lp->remote_ref_time != 0 && lp->local_ref_time != 0 &&
+	    tsval != lp->remote_ref_time && tsecr != lp->local_ref_time) {
+		/* 32-bit, as in Linux: never negative. */
+		m = (__u32)(LP_RESOL * (tsval - lp->remote_ref_time)) / (tsecr - lp->local_ref_time);
+		if (rhz > 0) {
+			m -= rhz >> 6;	/* the error in the estimate */
+			rhz += m;	/* 63/64 old + 1/64 new */
+		} else {
+			rhz = m << 6;
+		}
+	}
+	if ((rhz >> 6) > 0)
+		lp->flag |= LP_VALID_RHZ;
+	else
+		lp->flag &= ~LP_VALID_RHZ;
+	lp->remote_ref_time = tsval;
+	lp->local_ref_time = tsecr;
+	return (__u32)(rhz >> 6);
+}
+
+/* tcp_lp_owd_calculator: the OWD of the data this ACK acknowledges, a 32-bit difference (never
+ * negative as Linux computes it); LP_VALID_OWD says whether there is one. */
+static __always_inline __u32 owd_of(struct tcp_sock *tp, struct lp_state *lp)
+{
 	__u32 owd = 0;
 
-	if (tsval && tsecr) {
-		diff = (__s32)(tsval - tsecr);
-		owd = diff < 0 ? -(__u32)diff : (__u32)diff;
-	}
+	lp->remote_hz = remote_hz_of(tp, lp);
+	if (lp->flag & LP_VALID_RHZ)
+		owd = tp->rx_opt.rcv_tsval * (LP_RESOL / lp->remote_hz) - tp->rx_opt.rcv_tsecr;
 	if (owd > 0)
 		lp->flag |= LP_VALID_OWD;
 	else
@@ -73,9 +107,9 @@ static __always_inline __u32 owd_of(struct tcp_sock *tp, struct lp_state *lp)
 /* Record the OWD's minimum and maximum, and smooth it. */
 static __always_inline void owd_sample(struct tcp_sock *tp, struct lp_state *lp)
 {
-	__u32 mowd = owd_of(tp, lp);
+	__s64 mowd = owd_of(tp, lp);
 
-	if (!(lp->flag & LP_VALID_OWD))
+	if (!(lp->flag & LP_VALID_RHZ) || !(lp->flag & LP_VALID_OWD))
 		return;
 	if (mowd < lp->owd_min)
 		lp->owd_min = mowd;
@@ -88,10 +122,11 @@ static __always_inline void owd_sample(struct tcp_sock *tp, struct lp_state *lp)
 			lp->owd_max = mowd;
 		}
 	}
+	/* In 64 bits, kept in 32. */
 	if (lp->sowd != 0)
-		lp->sowd += mowd - (lp->sowd >> 3);
+		lp->sowd = (__u32)(lp->sowd + (mowd - (lp->sowd >> 3)));
 	else
-		lp->sowd = mowd << 3;
+		lp->sowd = (__u32)(mowd << 3);
 }
 
 SEC("struct_ops/tcplab_lp_init")
