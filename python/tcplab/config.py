@@ -1146,7 +1146,7 @@ class Scenario(_Model):
             if flow.stop is not None and flow.stop <= flow.start:
                 raise _invalid(f"expected a stop after the flow's start ({flow.start})", at=f"{at}.stop", value=str(flow.stop))
             self._check_endpoints(at, flow)
-            if isinstance(flow, TcpFlow) and self.tcp_settings(flow).timestamp_offsets and not self.tcp_settings(flow).timestamps:
+            if isinstance(flow, TcpFlow) and (tcp := self.tcp_settings(flow)).timestamp_offsets and not tcp.timestamps:
                 raise _invalid("expected false or unset: offsets are added to timestamps, and this flow's timestamps is false", at=f"{at}.timestamp_offsets", value=True)
             # Variants only a testbed kernel offers (validation context) have no engine entry.
             if not isinstance(flow, TcpFlow) or flow.variant not in variants.names():

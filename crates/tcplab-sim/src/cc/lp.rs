@@ -101,7 +101,7 @@ impl Lp {
     }
 
     /// Linux `tcp_lp_remote_hz_estimator`.
-    fn remote_hz(&mut self, tsval: u32, tsecr: u32) -> u32 {
+    fn estimate_remote_hz(&mut self, tsval: u32, tsecr: u32) -> u32 {
         let mut rhz = (self.remote_hz << 6) as i64;
         if self.remote_ref_time != 0 && self.local_ref_time != 0 && tsval != self.remote_ref_time && tsecr != self.local_ref_time {
             // 32-bit, as in Linux: never negative.
@@ -126,7 +126,7 @@ impl Lp {
     /// difference.
     fn owd(&mut self, tp: &TcpCcView) -> u32 {
         let (tsval, tsecr) = Self::stamps(tp);
-        self.remote_hz = self.remote_hz(tsval, tsecr);
+        self.remote_hz = self.estimate_remote_hz(tsval, tsecr);
         let owd = if self.flag & LP_VALID_RHZ != 0 { tsval.wrapping_mul(LP_RESOL.checked_div(self.remote_hz).unwrap_or(0)).wrapping_sub(tsecr) } else { 0 };
         if owd > 0 {
             self.flag |= LP_VALID_OWD;

@@ -17,8 +17,8 @@
  * = 1, Linux's default; TSecr arrives with this host's offset taken off) is part of it; the
  * smoothed OWD, 8 times the OWD, is kept in 32 bits; a remote HZ estimated above LP_RESOL makes
  * LP_RESOL / remote HZ zero. With an offset, the minimum and maximum an early indication
- * restarts from are the offset's size, and LP does not back off early again (the simulator's
- * docs/algorithms/lp.md).
+ * restarts from are the offset's size, and LP does not back off early again
+ * (docs/algorithms/lp.md).
  */
 #include "tcplab_ca.h"
 
