@@ -23,7 +23,7 @@
 //! receiver's timestamp offset (`TcpCcView::peer_ts_offset`, random per connection as Linux's
 //! `net.ipv4.tcp_timestamps = 1` draws it, or 0), which is then part of every OWD. After an early
 //! indication Linux restarts the minimum and maximum at the smoothed OWD and twice it, so the next
-//! threshold is 15 % of the OWD above it: with an offset in the OWD (hours of ms), a rise of 15 %
+//! threshold is 15 % of the OWD above it: with an offset in the OWD (up to 2^32 ms), a rise of 15 %
 //! of the offset. TCP-LP then never backs off early again: it is Reno, as Linux's is on such a
 //! connection. (An OWD past 2^29 also wraps the smoothed OWD, 8 OWDs in 32 bits.)
 //!
