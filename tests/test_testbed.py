@@ -458,8 +458,9 @@ def test_lp_yields_to_reno_only_without_timestamp_offsets_in_the_kernel_as_in_th
     offsets (net.ipv4.tcp_timestamps = 1) the receiver's offset is in it and LP, after its first
     early indication, never backs off again: it shares as Reno does. With tcp_timestamps = 2 it
     yields. tcplab's BPF port of tcp_lp.c in the kernel (2026-12-03, 100 Mb/s, 50 ms, 1 BDP, LP
-    from 5 s, 10-30 s: without offsets kernel 96.43 / 0.10 Mb/s, simulator 93.58 / 0.15; with them
-    52.69 / 43.70 and 43.82 / 52.71; docs/validation.md, "TCP-LP and the timestamp offsets")."""
+    from 5 s, 10-30 s: without offsets kernel 96.43 / 0.10 Mb/s, simulator 93.58 / 0.15, and in
+    five more kernel runs LP 0.10, 0.11, 3.78, 4.74, 11.92; with them 52.69 / 43.70 and
+    43.82 / 52.71; docs/validation.md, "TCP-LP and the timestamp offsets")."""
     for offsets in (False, True):
         toml = (
             'duration = "30s"\nwindow = "10s:30s"\n[topology]\nbottleneck = "100Mbps"\nrtt = "50ms"\nbuffer = "1bdp"\n'
@@ -476,7 +477,10 @@ def test_lp_yields_to_reno_only_without_timestamp_offsets_in_the_kernel_as_in_th
                 if offsets:
                     assert r.jain() > 0.9, (name, offsets, x)
                 else:
-                    assert x[1] < 0.02 * x[0], (name, offsets, x)
+                    # Yielding: LP crawls at ~0.1 Mb/s, but a missed early indication lets it
+                    # slow-start once in a while (4-12 Mb/s over the window in kernel runs); sharing
+                    # as Reno would be half the link.
+                    assert x[1] < 0.25 * x[0], (name, offsets, x)
     _assert_nothing_left()
 
 
