@@ -1380,6 +1380,40 @@ mod tests {
         assert_eq!(p.stats.sources[1].marked, 0);
     }
 
+    /// DualPI2 in the router classifies by the IP header's ECN field: behind a first packet that
+    /// goes straight out, ECT(1) packets (host 1) take nine of every ten turns from the classic
+    /// ones (host 2), and every one that waited more than the step's millisecond leaves marked
+    /// CE in its header, with a valid checksum, counted against its source.
+    #[test]
+    fn dualpi2_reads_the_l4s_identifier_and_marks_its_header() {
+        let mut p = aqm_pipe(QueueSpec::Dualpi2 { limit_pkts: Some(100), limit_bytes: None, dualpi2: Default::default() });
+        let offer = |p: &mut Pipe, h: &[u8; 20]| {
+            let (slot, buf) = p.free_slot().expect("a free slot");
+            buf[..20].copy_from_slice(h);
+            assert!(p.arrive(slot, 1500, 0));
+        };
+        for _ in 0..20 {
+            offer(&mut p, &header(2, Ecn::NOT_ECT));
+        }
+        for _ in 0..20 {
+            offer(&mut p, &header(1, Ecn::ECT1));
+        }
+        let mut out = Vec::new();
+        p.service(100 * MS, |b| {
+            assert!(checksum_ok(b));
+            out.push((b[14], ipv4_ecn(b)));
+            true
+        });
+        assert_eq!(out.len(), 40);
+        let hosts: Vec<u8> = out[..12].iter().map(|&(h, _)| h).collect();
+        assert_eq!(hosts, [2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1]);
+        // 1 ms per packet at 12 Mb/s: the first ECT(1) packet left after exactly 1 ms, unmarked.
+        let l4s: Vec<Ecn> = out.iter().filter(|&&(h, _)| h == 1).map(|&(_, e)| e).collect();
+        assert_eq!(l4s[0], Ecn::ECT1);
+        assert!(l4s[1..].iter().all(|&e| e == Ecn::CE), "{l4s:?}");
+        assert_eq!((p.marked_pkts(), p.stats.sources[1].marked, p.stats.sources[0].marked), (19, 19, 0));
+    }
+
     /// CoDel in the router: a standing queue (100 packets built by a burst, then arrivals at
     /// exactly the link's rate, which DropTail would keep for ever) is dropped at the head until
     /// packets wait about `target`; the dropped packets' slots come back and their source is
@@ -1433,6 +1467,7 @@ mod tests {
             QueueSpec::FqPie { limit_pkts: Some(40), limit_bytes: None, fq_pie: Default::default() },
             QueueSpec::Fred { limit_pkts: Some(40), limit_bytes: None, fred: Default::default() },
             QueueSpec::Csfq { limit_pkts: Some(40), limit_bytes: None, csfq: Default::default() },
+            QueueSpec::Dualpi2 { limit_pkts: Some(40), limit_bytes: None, dualpi2: Default::default() },
             QueueSpec::Cake { limit_pkts: Some(40), limit_bytes: None, cake: Default::default() },
             QueueSpec::Cake { limit_pkts: Some(40), limit_bytes: None, cake: CakeSpec { bandwidth: CakeBandwidth::RateBps(8_000_000), ..Default::default() } },
             QueueSpec::Cake {

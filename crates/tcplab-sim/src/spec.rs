@@ -204,6 +204,17 @@ pub enum QueueSpec {
         #[serde(default)]
         fq_pie: FqPieSpec,
     },
+    /// DualPI2 as Linux's `sch_dualpi2` (RFC 9332, `docs/queues/dualpi2.md`): an L4S queue and a
+    /// classic one, coupled by one PI2 controller, served by weighted round robin; the limit is
+    /// shared and drops the arrival.
+    Dualpi2 {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        #[serde(default)]
+        dualpi2: Dualpi2Spec,
+    },
     /// CAKE as Linux's `sch_cake` (`docs/queues/cake.md`): tins by DSCP, in each a queue per
     /// flow (or host) with COBALT, served by DRR++ with host isolation; the limit is shared and
     /// drops from the fattest queue's head.
@@ -338,6 +349,110 @@ pub enum CakeBandwidth {
     Link,
     #[serde(rename = "rate_bps")]
     RateBps(u64),
+}
+
+/// DualPI2's parameters, defaults those of Linux's `sch_dualpi2` (`tc qdisc add ... dualpi2`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Dualpi2Spec {
+    /// The PI2 controller: the queueing delay it steers to (`target`, 15 ms), how often it
+    /// updates its probability (`tupdate`, 16 ms), and its gains `alpha` and `beta` in 1/256 Hz
+    /// as `tc` passes them (41 and 819: 0.16 and 3.2 Hz).
+    #[serde(default = "default_dualpi2_target")]
+    pub target_ns: Nanos,
+    #[serde(default = "default_dualpi2_tupdate")]
+    pub tupdate_ns: Nanos,
+    #[serde(default = "default_dualpi2_alpha")]
+    pub alpha: u32,
+    #[serde(default = "default_dualpi2_beta")]
+    pub beta: u32,
+    /// The L queue's step: an L4S packet that waited longer than `step_thresh` (1 ms) is marked
+    /// CE (dropped when not ECN-capable), while the L queue holds at least `min_qlen_step`
+    /// packets (0) at its arrival.
+    #[serde(default = "default_dualpi2_step")]
+    pub step_thresh_ns: Nanos,
+    #[serde(default)]
+    pub min_qlen_step: u32,
+    /// `coupling_factor` k (2): the L4S marking probability is k times the PI2 probability,
+    /// the classic one its square.
+    #[serde(default = "default_dualpi2_coupling")]
+    pub coupling_factor: u32,
+    /// `drop_overload` (on): once k times the probability exceeds 1, L4S packets are dropped
+    /// as classic ones are instead of all being marked.
+    #[serde(default = "default_true")]
+    pub drop_overload: bool,
+    /// `drop_early` (off): the probabilities are applied at enqueue instead of dequeue.
+    #[serde(default)]
+    pub drop_early: bool,
+    /// `c_protection`: the classic queue's weight in the round robin, percent (10).
+    #[serde(default = "default_dualpi2_c_protection")]
+    pub c_protection: u32,
+    /// `ecn_mask`: which ECN codepoints go to the L queue (`l4s_ect`: ECT(1) and CE).
+    #[serde(default)]
+    pub ecn_mask: Dualpi2EcnMask,
+    /// The device's MTU: nothing is dropped or marked while less than twice it is queued
+    /// (Linux `psched_mtu`), and the round robin's starting credit is counted in it. 1500 IP bytes.
+    #[serde(default = "default_codel_mtu")]
+    pub mtu_bytes: u32,
+}
+
+/// DualPI2's classifier (Linux `TC_DUALPI2_ECN_MASK_*`): the packets whose ECN field shares a
+/// bit with the mask go to the L queue.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Dualpi2EcnMask {
+    /// ECT(1) and CE (mask 0b01), the L4S identifier of RFC 9331.
+    #[default]
+    L4sEct,
+    /// ECT(0) and CE (mask 0b10).
+    ClaEct,
+    /// Every ECN-capable packet (mask 0b11).
+    AnyEct,
+}
+
+impl Dualpi2EcnMask {
+    pub fn bits(self) -> u8 {
+        match self {
+            Dualpi2EcnMask::L4sEct => 0b01,
+            Dualpi2EcnMask::ClaEct => 0b10,
+            Dualpi2EcnMask::AnyEct => 0b11,
+        }
+    }
+}
+
+impl Default for Dualpi2Spec {
+    /// Every key at its serde default (Linux's), as an empty `dualpi2` table reads.
+    fn default() -> Self {
+        serde_defaults()
+    }
+}
+
+fn default_dualpi2_target() -> Nanos {
+    15_000_000
+}
+
+fn default_dualpi2_tupdate() -> Nanos {
+    16_000_000
+}
+
+fn default_dualpi2_alpha() -> u32 {
+    41
+}
+
+fn default_dualpi2_beta() -> u32 {
+    819
+}
+
+fn default_dualpi2_step() -> Nanos {
+    1_000_000
+}
+
+fn default_dualpi2_coupling() -> u32 {
+    2
+}
+
+fn default_dualpi2_c_protection() -> u32 {
+    10
 }
 
 /// FQ-PIE's parameters, defaults those of Linux's `sch_fq_pie`.
@@ -833,6 +948,10 @@ pub struct TcpSpec {
     /// window once per window of data on ECE.
     #[serde(default)]
     pub ecn: bool,
+    /// With `ecn`: the flow's ECN-capable packets carry ECT(1), the L4S identifier (RFC 9331),
+    /// instead of ECT(0), as Linux sends them for a congestion control that asks for it.
+    #[serde(default)]
+    pub ect1: bool,
     #[serde(default = "default_mss")]
     pub mss_bytes: u32,
     #[serde(default = "default_header")]
@@ -1227,6 +1346,31 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
             }
             ("fq_pie", limit_pkts, limit_bytes)
         }
+        QueueSpec::Dualpi2 { limit_pkts, limit_bytes, dualpi2: d } => {
+            for (name, v) in [("tupdate_ns", d.tupdate_ns), ("mtu_bytes", d.mtu_bytes as u64)] {
+                if v == 0 {
+                    return Err(SpecError::new(format!("{field}.dualpi2.{name}"), v, "above 0"));
+                }
+            }
+            // Linux's netlink ranges: alpha and beta 1 to 2^31 - 1 (in 1/256 Hz), coupling 1 to 255, weights 0 to 100.
+            for (name, v) in [("alpha", d.alpha), ("beta", d.beta)] {
+                if !(1..=(1 << 31) - 1).contains(&v) {
+                    return Err(SpecError::new(format!("{field}.dualpi2.{name}"), v, "1 to 2147483647 (1/256 Hz)"));
+                }
+            }
+            if !(1..=255).contains(&d.coupling_factor) {
+                return Err(SpecError::new(format!("{field}.dualpi2.coupling_factor"), d.coupling_factor, "1 to 255"));
+            }
+            if d.c_protection > 100 {
+                return Err(SpecError::new(format!("{field}.dualpi2.c_protection"), d.c_protection, "a percentage from 0 to 100"));
+            }
+            for (name, v) in [("target_ns", d.target_ns), ("step_thresh_ns", d.step_thresh_ns)] {
+                if v > u32::MAX as u64 * 1000 {
+                    return Err(SpecError::new(format!("{field}.dualpi2.{name}"), v, "at most 4294967295 us"));
+                }
+            }
+            ("dualpi2", limit_pkts, limit_bytes)
+        }
         QueueSpec::Cake { limit_pkts, limit_bytes, cake } => {
             for (name, v) in [("target_ns", cake.target_ns), ("interval_ns", cake.interval_ns)] {
                 if v == 0 {
@@ -1456,6 +1600,9 @@ impl Spec {
                         return Err(SpecError::new(format!("flows[{i}].min_rto_ns"), t.min_rto_ns, "positive and at most max_rto_ns"));
                     }
                     crate::cc::Cc::new(&t.cc, &t.cc_profile, &t.cc_params, &format!("flows[{i}]"))?;
+                    if t.ect1 && !t.ecn {
+                        return Err(SpecError::new(format!("flows[{i}].ect1"), true, "false without ecn (ECT(1) is an ECN codepoint)"));
+                    }
                     if !t.ecn && crate::cc::algorithm(&t.cc).is_some_and(|a| a.needs_ecn) {
                         return Err(SpecError::new(format!("flows[{i}].ecn"), false, format!("true for cc \"{}\" (it needs ECN; Linux negotiates ECN for it whatever tcp_ecn says)", t.cc)));
                     }

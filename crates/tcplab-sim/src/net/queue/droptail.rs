@@ -40,6 +40,12 @@ impl DropTail {
         self.bytes -= size as u64;
     }
 
+    /// The packet at the FIFO's head.
+    #[inline]
+    pub fn front(&self) -> Option<&Packet> {
+        self.fifo.front()
+    }
+
     /// The packets counted exceed the limit.
     #[inline]
     pub fn over_limit(&self) -> bool {

@@ -1,13 +1,15 @@
 //! Queue disciplines, one file each: DropTail's FIFO ([`QueueDisc`]), RED's, PIE's, FRED's and
 //! CSFQ's admission of arrivals to it ([`Red`], [`Pie`], [`Fred`], [`Csfq`]), CoDel's drops at its
 //! head ([`Codel`]), and DRR's, FQ-CoDel's, FQ-PIE's and CAKE's queues per source beside it ([`Drr`],
-//! [`FqCodel`], [`FqPie`], [`Cake`]); [`Queue`] joins them without dynamic dispatch.
+//! [`FqCodel`], [`FqPie`], [`Cake`]), and DualPI2's L4S queue beside it ([`Dualpi2`]); [`Queue`]
+//! joins them without dynamic dispatch.
 
 mod cake;
 mod codel;
 mod csfq;
 mod droptail;
 mod drr;
+mod dualpi2;
 mod fq_codel;
 mod fq_pie;
 mod fred;
@@ -20,6 +22,7 @@ pub use codel::Codel;
 pub use csfq::Csfq;
 pub use droptail::DropTail;
 pub use drr::Drr;
+pub use dualpi2::Dualpi2;
 pub use fq_codel::FqCodel;
 pub use fq_pie::FqPie;
 pub use fred::Fred;
@@ -86,6 +89,7 @@ pub enum Aqm {
     Fred(Fred),
     Csfq(Csfq),
     Cake(Cake),
+    Dualpi2(Dualpi2),
 }
 
 impl Queue {
@@ -109,6 +113,7 @@ impl Queue {
             QueueSpec::Csfq { limit_pkts, limit_bytes, csfq } => (limit_pkts, limit_bytes, Some(Aqm::Csfq(Csfq::new(csfq, rate_bps, rng)))),
             QueueSpec::FqPie { limit_pkts, limit_bytes, fq_pie } => (limit_pkts, limit_bytes, Some(Aqm::FqPie(FqPie::new(fq_pie, rng)))),
             QueueSpec::Cake { limit_pkts, limit_bytes, cake } => (limit_pkts, limit_bytes, Some(Aqm::Cake(Cake::new(cake, rate_bps, rng)))),
+            QueueSpec::Dualpi2 { limit_pkts, limit_bytes, dualpi2 } => (limit_pkts, limit_bytes, Some(Aqm::Dualpi2(Dualpi2::new(dualpi2, rng)))),
         };
         Queue { fifo: DropTail::new(*limit_pkts, *limit_bytes), aqm: aqm.map(Box::new) }
     }
@@ -128,6 +133,7 @@ impl Queue {
             Some(Aqm::Fred(f)) => f.drops(),
             Some(Aqm::Csfq(c)) => c.drops(),
             Some(Aqm::Cake(c)) => c.cobalt_drops(),
+            Some(Aqm::Dualpi2(d)) => d.drops(),
         }
     }
 
@@ -141,6 +147,7 @@ impl Queue {
             Some(Aqm::FqCodel(f)) => f.codel_marks(),
             Some(Aqm::FqPie(f)) => f.pie_marks(),
             Some(Aqm::Cake(c)) => c.marks(),
+            Some(Aqm::Dualpi2(d)) => d.marks(),
             _ => 0,
         }
     }
@@ -177,6 +184,14 @@ impl Queue {
         }
     }
 
+    /// DualPI2's state, when the queue has DualPI2.
+    pub fn dualpi2(&self) -> Option<&Dualpi2> {
+        match self.aqm.as_deref() {
+            Some(Aqm::Dualpi2(d)) => Some(d),
+            _ => None,
+        }
+    }
+
     /// The time before which the discipline hands out no packet (CAKE's shaper); 0 for the
     /// others. A link with packets queued and nothing to send waits for it.
     #[inline]
@@ -209,7 +224,7 @@ impl Queue {
     #[inline]
     pub fn has_dropped(&self) -> bool {
         match self.aqm.as_deref() {
-            Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. }) | Aqm::Cake(Cake { dropped, .. })) => {
+            Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. }) | Aqm::Cake(Cake { dropped, .. }) | Aqm::Dualpi2(Dualpi2 { dropped, .. })) => {
                 !dropped.is_empty()
             }
             _ => false,
@@ -219,8 +234,9 @@ impl Queue {
     /// Hand every such packet dropped since the last call to `f`, oldest first.
     #[cold]
     pub fn take_dropped(&mut self, f: impl FnMut(Packet)) {
-        if let Some(Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. }) | Aqm::Cake(Cake { dropped, .. })) =
-            self.aqm.as_deref_mut()
+        if let Some(
+            Aqm::Codel(Codel { dropped, .. }) | Aqm::Drr(Drr { dropped, .. }) | Aqm::FqCodel(FqCodel { dropped, .. }) | Aqm::Cake(Cake { dropped, .. }) | Aqm::Dualpi2(Dualpi2 { dropped, .. }),
+        ) = self.aqm.as_deref_mut()
         {
             dropped.drain(..).for_each(f);
         }
@@ -245,6 +261,7 @@ impl Aqm {
             Aqm::FqCodel(fq) => return fq.enqueue(fifo, pkt),
             Aqm::FqPie(fq) => return fq.enqueue(fifo, pkt, now_ns),
             Aqm::Cake(cake) => return cake.enqueue(fifo, pkt, now_ns),
+            Aqm::Dualpi2(d) => return d.enqueue(fifo, pkt, now_ns),
         };
         if admitted {
             fifo.enqueue(pkt, now_ns)
@@ -267,6 +284,7 @@ impl Aqm {
             Aqm::FqCodel(fq) => fq.pass(pkt),
             Aqm::FqPie(fq) => fq.pass(pkt, now_ns),
             Aqm::Cake(cake) => cake.pass(pkt, now_ns),
+            Aqm::Dualpi2(d) => d.pass(pkt),
             Aqm::Fred(fred) => {
                 if !fred.admit(pkt, 0, false, now_ns) {
                     return false;
@@ -294,6 +312,7 @@ impl Aqm {
             Aqm::FqCodel(fq) => fq.dequeue(fifo, now_ns),
             Aqm::FqPie(fq) => fq.dequeue(fifo, now_ns),
             Aqm::Cake(cake) => cake.dequeue(fifo, now_ns),
+            Aqm::Dualpi2(d) => d.dequeue(fifo, now_ns),
             Aqm::Fred(fred) => {
                 let pkt = fifo.dequeue(now_ns)?;
                 fred.departed(&pkt, fifo.len_pkts(), now_ns);
@@ -341,6 +360,7 @@ impl QueueDisc for Queue {
             Some(Aqm::FqCodel(q)) => q.for_each(f),
             Some(Aqm::FqPie(q)) => q.for_each(f),
             Some(Aqm::Cake(q)) => q.for_each(f),
+            Some(Aqm::Dualpi2(q)) => q.for_each(f),
             _ => {}
         }
     }

@@ -157,7 +157,11 @@ impl TcpReceiver {
             ecn_seen: false,
             dctcp,
             ce_state: false,
-            ack_tos: if dctcp { Ecn::ECT0.bits() } else { 0 },
+            ack_tos: match (dctcp, spec.ect1) {
+                (false, _) => 0,
+                (true, false) => Ecn::ECT0.bits(),
+                (true, true) => Ecn::ECT1.bits(),
+            },
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(64),
             ooo_segs: 0,

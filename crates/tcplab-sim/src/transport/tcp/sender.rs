@@ -148,6 +148,8 @@ pub struct TcpSender {
     /// Retransmissions leave ECN-capable too: the algorithm needs ECN (DCTCP; Linux keeps ECT on
     /// every packet of such a socket).
     ect_retrans: bool,
+    /// The codepoint of its ECN-capable packets: ECT(0), or ECT(1) with `ect1`.
+    ect: Ecn,
     mss_bytes: u32,
     data_bytes: u32,
     /// Window allowed by the receiver and the send buffer, segments.
@@ -267,6 +269,7 @@ impl TcpSender {
             cwr_high: None,
             queue_cwr: false,
             ect_retrans,
+            ect: if spec.ect1 { Ecn::ECT1 } else { Ecn::ECT0 },
             mss_bytes: spec.mss_bytes,
             data_bytes: spec.mss_bytes + spec.header_bytes,
             // Before the first ACK: the SYN's window.
@@ -635,11 +638,11 @@ impl TcpSender {
     fn ecn_send(&mut self, p: &mut Packet, retrans: bool) {
         if retrans {
             if self.ect_retrans {
-                p.set_ecn(Ecn::ECT0);
+                p.set_ecn(self.ect);
             }
             return;
         }
-        p.set_ecn(Ecn::ECT0);
+        p.set_ecn(self.ect);
         if self.queue_cwr {
             self.queue_cwr = false;
             p.set_flag(Flags::CWR, true);
