@@ -252,4 +252,4 @@ def test_tcplab_queues_lists_every_discipline_and_its_parameters(capsys: pytest.
     assert main(["queues", "droptail"]) == 0
     assert "parameters: none" in capsys.readouterr().out
     assert main(["queues", "sfq"]) == 2
-    assert capsys.readouterr().err == "tcplab: error: queue = 'sfq': expected one of droptail, red, codel, pie, drr, fq_codel, fq_pie, fred, csfq, cake\n"
+    assert capsys.readouterr().err == "tcplab: error: queue = 'sfq': expected one of droptail, red, codel, pie, drr, fq_codel, fq_pie, fred, csfq, cake, dualpi2\n"

@@ -132,7 +132,7 @@ def test_red_lowers_to_the_engine_spec(reference_data: dict) -> None:
 @pytest.mark.parametrize(
     ("topology", "field", "allowed"),
     [
-        ({"queue": "sfq"}, "topology.queue", "expected 'droptail', 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq' or 'cake'"),
+        ({"queue": "sfq"}, "topology.queue", "expected 'droptail', 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq', 'cake' or 'dualpi2'"),
         ({"red": {"max_p": 0.2}}, "topology.red", "a [red] table only with queue = 'red'"),
         ({"queue": "red", "red": {"min_thresh": 20, "max_thresh": 10}}, "topology.red.max_thresh", "expected more than min_thresh (20)"),
         ({"queue": "red", "red": {"weight": 1.5}}, "topology.red.weight", "expected a number in (0, 1) like 0.002"),
@@ -179,5 +179,5 @@ def test_red_from_flags(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--queue", "red", "--set", "topology.red.min_thresh=5", "--set", "topology.red.byte_mode=false"]) == 0
     assert "JFI" in capsys.readouterr().out
     assert main([*argv, "--queue", "sfq"]) == 2
-    assert capsys.readouterr().err.endswith("tcplab: error: topology.queue = 'sfq': expected 'droptail', 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq' or 'cake'\n")
+    assert capsys.readouterr().err.endswith("tcplab: error: topology.queue = 'sfq': expected 'droptail', 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq', 'cake' or 'dualpi2'\n")
 

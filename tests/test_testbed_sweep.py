@@ -299,6 +299,7 @@ def test_tcp_settings_map_to_sysctls_and_routes() -> None:
         ({"tso": False}, "tcp.tso", "always sends TSO/GSO bursts"),
         ({"undo": False}, "tcp.undo", "Linux always undoes a timeout its timestamps show was spurious"),
         ({"fq_pacing": True}, "tcp.fq_pacing", "its kernel has no fq qdisc"),
+        ({"ecn": True, "ect1": True}, "tcp.ect1", "negotiates AccECN"),
         ({"min_rto": "200500us"}, "tcp.min_rto", "expected whole milliseconds"),
         ({"max_rto": "200s"}, "tcp.max_rto", "from 1s to 120s"),
         ({"preamble": "none"}, "tcp.preamble", "expected 'iperf3' or unset on the testbed"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import metrics, units, variants
-from .config import CbrFlow, CbrSteps, CcSettings, Codel, Csfq, DccpFlow, Drr, Dumbbell, FqCodel, FqPie, Fred, Graph, Link, Pie, Red, Scenario, TcpFlow, TcpSettings, load_scenario
+from .config import CbrFlow, CbrSteps, CcSettings, Codel, Csfq, DccpFlow, Drr, Dualpi2, Dumbbell, FqCodel, FqPie, Fred, Graph, Link, Pie, Red, Scenario, TcpFlow, TcpSettings, load_scenario
 from .engine import engine_version, simulate
 from .errors import EngineError, ScenarioError, TcplabError
 from .result import Result
@@ -37,6 +37,7 @@ __all__ = [
     "Codel",
     "Pie",
     "Drr",
+    "Dualpi2",
     "FqCodel",
     "FqPie",
     "Fred",

@@ -61,7 +61,7 @@ _SCENARIO_FLAGS: list[tuple[str, str, Any, str, str]] = [
     ("--bottleneck", "topology.bottleneck", str, "RATE", "dumbbell bottleneck rate (default without FILE: 100Mbps)"),
     ("--rtt", "topology.rtt", str, "TIME", "dumbbell base RTT (default without FILE: 100ms)"),
     ("--buffer", "topology.buffer", str, "BUFFER", "bottleneck buffer: 834pkt, 1.2MB or 0.2bdp (default 1bdp)"),
-    ("--queue", "topology.queue", str, "QUEUE", "bottleneck queue discipline: droptail, red, codel, pie, drr, fq_codel, fq_pie, fred, csfq or cake (default droptail; their parameters: --set topology.red.KEY=VALUE, likewise topology.codel, .pie, .drr, .fq_codel, .fq_pie, .fred, .csfq, .cake)"),
+    ("--queue", "topology.queue", str, "QUEUE", "bottleneck queue discipline: droptail, red, codel, pie, drr, fq_codel, fq_pie, fred, csfq, cake or dualpi2 (default droptail; their parameters: --set topology.red.KEY=VALUE, likewise topology.codel, .pie, .drr, .fq_codel, .fq_pie, .fred, .csfq, .cake, .dualpi2)"),
     ("--access-rate", "topology.access_rate", str, "RATE", "dumbbell access link rate (default 1Gbps)"),
     ("--access-delay", "topology.access_delay", str, "TIME", "dumbbell access link one-way delay (default 0ms)"),
     ("--loss", "topology.loss", float, "P", "random loss probability on the forward bottleneck (default 0)"),

@@ -578,7 +578,42 @@ class Cake(_Model):
         return spec | {key: value for key, value in optional.items() if value is not None}
 
 
-QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq", "cake"]
+class Dualpi2(_Model):
+    """DualPI2's parameters (``queue = "dualpi2"``), defaults those of Linux's ``sch_dualpi2``
+    (RFC 9332; ``docs/queues/dualpi2.md``)."""
+
+    target: PositiveTime = Field(Time(15_000_000), description="the queueing delay PI2 steers the longer-waiting of the two queues' heads to")
+    tupdate: PositiveTime = Field(Time(16_000_000), description="how often PI2 updates its probability")
+    alpha: _number_in(1 / 256, 8388607, False, False, "0.16") = Field(0.16, description="PI2's integral gain, Hz (in steps of 1/256 Hz, as tc passes it)")  # type: ignore[valid-type]
+    beta: _number_in(1 / 256, 8388607, False, False, "3.2") = Field(3.2, description="PI2's proportional gain, Hz (in steps of 1/256 Hz)")  # type: ignore[valid-type]
+    step_thresh: PositiveTime = Field(Time(1_000_000), description="an L4S packet that waited longer is marked CE (dropped if not ECN-capable)")
+    min_qlen_step: _integer(0, 2**32 - 1) = Field(0, description="the step applies to L4S arrivals that find at least this many packets in the L queue")  # type: ignore[valid-type]
+    coupling_factor: _integer(1, 255) = Field(2, description="k: L4S packets are marked with k times PI2's probability p', classic packets dropped or marked with p'^2")  # type: ignore[valid-type]
+    drop_overload: bool = Field(True, description="once k·p' exceeds 1, drop L4S packets as classic ones (with p'^2) instead of marking them all")
+    drop_early: bool = Field(False, description="apply the probabilities on arrival instead of at dequeue")
+    c_protection: _integer(0, 100) = Field(10, description="percent: the classic queue's weight in the round robin between the two queues")  # type: ignore[valid-type]
+    ecn_mask: Literal["l4s_ect", "cla_ect", "any_ect"] = Field("l4s_ect", description="which packets go to the L queue: ECT(1) and CE (l4s_ect, RFC 9331's identifier), ECT(0) and CE (cla_ect), or every ECN-capable one (any_ect)")
+    mtu: PositiveSize = Field(Size(1500), description="nothing is dropped or marked while less than two of these are queued, and the round robin's credit starts at mtu x (weights' difference) (Linux: the device's MTU)")
+
+    def engine(self) -> dict[str, Any]:
+        """The engine spec's ``dualpi2`` table."""
+        return {
+            "target_ns": self.target.ns,
+            "tupdate_ns": self.tupdate.ns,
+            "alpha": round(self.alpha * 256),
+            "beta": round(self.beta * 256),
+            "step_thresh_ns": self.step_thresh.ns,
+            "min_qlen_step": self.min_qlen_step,
+            "coupling_factor": self.coupling_factor,
+            "drop_overload": self.drop_overload,
+            "drop_early": self.drop_early,
+            "c_protection": self.c_protection,
+            "ecn_mask": self.ecn_mask,
+            "mtu_bytes": self.mtu.bytes,
+        }
+
+
+QueueKind = Literal["droptail", "red", "codel", "pie", "drr", "fq_codel", "fq_pie", "fred", "csfq", "cake", "dualpi2"]
 
 #: Every queue discipline: its one-line description and where its documentation is.
 QUEUES: dict[str, tuple[str, str]] = {
@@ -592,10 +627,11 @@ QUEUES: dict[str, tuple[str, str]] = {
     "fred": ("Flow Random Early Drop (Lin and Morris 1997)", "docs/queues/fred.md"),
     "csfq": ("Core-Stateless Fair Queueing (Stoica, Shenker and Zhang 1998)", "docs/queues/csfq.md"),
     "cake": ("CAKE as Linux's sch_cake: diffserv tins, a queue per flow with COBALT, host isolation, a shaper with overhead compensation, an ACK filter", "docs/queues/cake.md"),
+    "dualpi2": ("DualPI2 as Linux's sch_dualpi2 (RFC 9332): an L4S queue and a classic one coupled by one PI2 controller", "docs/queues/dualpi2.md"),
 }
 
 # Each discipline but DropTail, and its parameter table's model (the table has its name).
-_QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fq_pie": FqPie, "fred": Fred, "csfq": Csfq, "cake": Cake}
+_QUEUE_TABLES: dict[str, type[_Model]] = {"red": Red, "codel": Codel, "pie": Pie, "drr": Drr, "fq_codel": FqCodel, "fq_pie": FqPie, "fred": Fred, "csfq": Csfq, "cake": Cake, "dualpi2": Dualpi2}
 
 
 class RateSteps(_Model):
@@ -661,7 +697,7 @@ def _link_schedule(schedule: RateSteps | list[tuple[Time, Rate]] | None, at: str
 
 class _QueueChoice(_Model):
     """A ``queue`` discipline and its parameter table (``red``, ``codel``, ``pie``, ``drr``,
-    ``fq_codel``, ``fq_pie``, ``fred``, ``csfq``, ``cake``), which only that discipline may have.
+    ``fq_codel``, ``fq_pie``, ``fred``, ``csfq``, ``cake``, ``dualpi2``), which only that discipline may have.
 
     All stay ``None`` for DropTail (``"droptail"`` written out is kept as ``None``), so that a
     DropTail scenario's run key is the one it had before tcplab had other disciplines."""
@@ -703,7 +739,7 @@ class Dumbbell(_QueueChoice):
     bottleneck: PositiveRate = Field(description="bottleneck link rate, both directions")
     rtt: PositiveTime = Field(description="base (propagation) round-trip time of every pair")
     buffer: PositiveBuffer = Field(Buffer("bdp", 1), description="bottleneck queue limit ('1bdp', '834pkt', '1.2MB')")
-    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq' or 'cake'")
+    queue: Optional[QueueKind] = Field(None, description="bottleneck queue discipline, both directions: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq', 'cake' or 'dualpi2'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
@@ -713,6 +749,7 @@ class Dumbbell(_QueueChoice):
     fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
     csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
     cake: Optional[Cake] = Field(None, description="CAKE's parameters when queue = 'cake' (default: Linux's)")
+    dualpi2: Optional[Dualpi2] = Field(None, description="DualPI2's parameters when queue = 'dualpi2' (default: Linux's)")
     access_rate: PositiveRate = Field(Rate(10**9), description="rate of every access link")
     access_delay: NonNegativeTime = Field(Time(0), description="one-way delay of every access link")
     access_buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="access link queue limit (Linux txqueuelen 1000)")
@@ -756,7 +793,7 @@ class Link(_QueueChoice):
     rate: PositiveRate = Field(description="link rate")
     delay: NonNegativeTime = Field(Time(0), description="one-way propagation delay")
     buffer: PositiveBuffer = Field(Buffer("pkts", 1000), description="queue limit in packets or bytes")
-    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq' or 'cake'")
+    queue: Optional[QueueKind] = Field(None, description="queue discipline: 'droptail' (the default), 'red', 'codel', 'pie', 'drr', 'fq_codel', 'fq_pie', 'fred', 'csfq', 'cake' or 'dualpi2'")
     red: Optional[Red] = Field(None, description="RED's parameters when queue = 'red' (default: ns-2.35's)")
     codel: Optional[Codel] = Field(None, description="CoDel's parameters when queue = 'codel' (default: Linux's)")
     pie: Optional[Pie] = Field(None, description="PIE's parameters when queue = 'pie' (default: Linux's)")
@@ -766,6 +803,7 @@ class Link(_QueueChoice):
     fred: Optional[Fred] = Field(None, description="FRED's parameters when queue = 'fred' (default: Lin and Morris's)")
     csfq: Optional[Csfq] = Field(None, description="CSFQ's parameters when queue = 'csfq' (default: paper 004's)")
     cake: Optional[Cake] = Field(None, description="CAKE's parameters when queue = 'cake' (default: Linux's)")
+    dualpi2: Optional[Dualpi2] = Field(None, description="DualPI2's parameters when queue = 'dualpi2' (default: Linux's)")
     loss: Probability = Field(0.0, description="random loss probability")
     rate_schedule: Optional[LinkSchedule] = Field(
         None, description="the link's rate over time: a list of [time, rate] from the run's start, or stepped {from, to, step, every} from 0; 'rate' until the first time"
@@ -930,6 +968,7 @@ class TcpSettings(_Model):
     pacing: bool = Field(False, description="pace segments at Linux's default rate (BBR always paces)")
     fq_pacing: Optional[bool] = Field(None, description="paced flows are paced as under Linux's fq qdisc: TCP hands segments down up to 1 ms before their departure times (TCP Small Queues) and fq holds each until due (default false: TCP paces itself with its pacing timer, as Linux does under its default qdiscs and on the testbed; see docs/tcp.md)")
     ecn: Optional[bool] = Field(None, description="ECN (RFC 3168, Linux net.ipv4.tcp_ecn = 1): new data is sent ECN-capable, the receiver echoes a CE mark (ECE) until the sender's CWR, and the sender reduces its window once per window of data on ECE as on a loss; an AQM with ecn marks such packets instead of dropping them (default false; see docs/ecn.md)")
+    ect1: Optional[bool] = Field(None, description="with ecn: the flow's ECN-capable packets carry ECT(1), the L4S identifier (RFC 9331) that puts them in DualPI2's L queue, instead of ECT(0), as Linux sends them for a congestion control that asks for it (default false; see docs/ecn.md)")
     tso: Optional[bool] = Field(None, description="send as Linux's TCP does with GSO/TSO: new data in bursts of about 1 ms at the pacing rate, waiting for the next ACK rather than sending a small burst (tcp_tso_autosize, tcp_tso_should_defer); default from the variant, as rack")
 
     @property
@@ -1160,6 +1199,8 @@ class Scenario(_Model):
                 raise _invalid("expected false or unset: undo is modelled for SACK connections, and this flow's sack is false", at=f"{at}.undo", value=True)
             if tcp.ecn is False and variants.resolve(flow.variant).needs_ecn:
                 raise _invalid(f"expected true or unset: {variants.resolve(flow.variant).name} runs only with ECN (Linux negotiates ECN for it whatever tcp_ecn says)", at=f"{at}.ecn", value=False)
+            if tcp.ect1 and not (variants.resolve(flow.variant).needs_ecn if tcp.ecn is None else tcp.ecn):
+                raise _invalid("expected false or unset: ECT(1) is an ECN codepoint, and this flow's ecn is false", at=f"{at}.ect1", value=True)
             if tcp.rack and tcp.sack is False:
                 raise _invalid("expected false or unset: RACK-TLP needs SACK blocks, and this flow's sack is false (Linux runs no RACK without SACK)", at=f"{at}.rack", value=True)
             check_cc_params(variants.resolve(flow.variant).cc, flow.cc_params, f"{at}.cc_params")
@@ -1379,6 +1420,7 @@ class Scenario(_Model):
             "fq_pacing": bool(tcp.fq_pacing),
             "tso": (variant.tso and self.cc.profile not in OLD_STACK_PROFILES) if tcp.tso is None else tcp.tso,
             **({"ecn": True} if (variant.needs_ecn if tcp.ecn is None else tcp.ecn) else {}),
+            **({"ect1": True} if tcp.ect1 else {}),
             **({"sndbuf_autotuning": True} if tcp.sndbuf_autotuning else {}),
             "drop_segments": list(flow.drop_segments),
         }

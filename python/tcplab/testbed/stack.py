@@ -241,6 +241,8 @@ def _flow_stack(scenario: Scenario, i: int, flow: TcpFlow, name: str, cc: str, p
         raise _refuse(flow, i, "preamble", tcp.preamble, "expected 'iperf3' or unset on the testbed (its flows are iperf3's, which always opens a control connection, then the data connection with its cookie)")
     if tcp.fq_pacing:
         raise _refuse(flow, i, "fq_pacing", True, "expected false or unset on the testbed (its kernel has no fq qdisc: paced flows pace with TCP's own pacing timer)")
+    if tcp.ect1:
+        raise _refuse(flow, i, "ect1", True, "expected false or unset on the testbed (Linux sends ECT(1) only for a congestion control that negotiates AccECN, which tcplab's programs do not)")
     if tcp.sndbuf_autotuning is False:
         raise _refuse(flow, i, "sndbuf_autotuning", False, "expected true or unset on the testbed (Linux always sizes the send buffer from cwnd, up to tcp_wmem's maximum)")
     if tcp.tso is False:
