@@ -24,7 +24,7 @@ import tcplab
 import tcplab.testbed as testbed
 from tcplab.errors import ScenarioError, TcplabError
 
-QUEUES = ("droptail", "red", "codel", "pie", "fq_codel", "fq_pie", "cake", "drr", "fred", "csfq")
+QUEUES = ("droptail", "red", "codel", "pie", "fq_codel", "fq_pie", "cake", "dualpi2", "drr", "fred", "csfq")
 #: the second flow's TOML keys
 SECOND = {"cubic": 'variant = "cubic"', "bbr": 'variant = "bbr"', "cbr": 'kind = "cbr"\nrate = "15Mbps"'}
 

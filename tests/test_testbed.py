@@ -226,17 +226,18 @@ def _cubic_and(tmp_path: Path, name: str, queue: str, second: str) -> tuple[tcpl
 # 17.74 and 15.99 Mb/s; on 2026-12-01 ten CoDel and FQ-CoDel runs in eleven at 0.3–1.5 Mb/s).
 # Fixed (`every_discipline_sends_each_packet_once_in_order_and_frees_every_slot` in the router):
 # FQ-CoDel 18.21, 18.61, 18.47 Mb/s and CoDel 19.13, 18.97 in the next runs, nothing reordered.
-@pytest.mark.parametrize(("queue", "most_pkts", "least_mbps"), [("pie", 40, 17), ("fq_codel", 15, 17), ("cake", 15, 17)])
+@pytest.mark.parametrize(("queue", "most_pkts", "least_mbps"), [("pie", 40, 17), ("fq_codel", 15, 17), ("cake", 15, 17), ("dualpi2", 40, 17)])
 def test_an_aqm_in_the_router_holds_the_kernels_queue_at_its_target(tmp_path: Path, queue: str, most_pkts: int, least_mbps: float) -> None:
-    """Two kernel CUBIC flows into a 400-packet buffer (10 BDP) through the router's PIE, FQ-CoDel
-    or CAKE: the queue stays short (CoDel's and CAKE's target is 5 ms, 8 packets here; PIE's 15 ms,
-    25), every drop the discipline's, the link full. CoDel runs here with ECN (the next test but
+    """Two kernel CUBIC flows into a 400-packet buffer (10 BDP) through the router's PIE, FQ-CoDel,
+    CAKE or DualPI2 (classic flows: its C queue): the queue stays short (CoDel's and CAKE's target
+    is 5 ms, 8 packets here; PIE's and DualPI2's 15 ms, 25), every drop the discipline's, the link
+    full. CoDel runs here with ECN (the next test but
     one), FQ-PIE beside BBR (the next); ``scripts/queues_testbed.py --second cubic`` runs this case
     for every discipline. With DropTail the same
     flows keep about 324 packets queued (30-s runs, 2026-11-28, router and simulator: DropTail
     324.4 and 324.6 packets on average; CoDel 6.5 and 7.1; PIE 25.3 and 25.9; FQ-CoDel 4.5 (4.0
     in a second run) and 4.8; FQ-PIE 25.6 and 25.7; 2026-12-02, CAKE 4.56 and 3.88, 51 drops in
-    both, 9.44 / 9.53 and 9.44 / 9.62 Mb/s)."""
+    both, 9.44 / 9.53 and 9.44 / 9.62 Mb/s; 2026-12-03, DualPI2 22.4 and 22.9, 45 and 46 drops)."""
     tb, sim = _cubic_and(tmp_path, queue, queue, "cubic")
     for name, r in (("simulator", sim), ("testbed", tb)):
         with _kernel(r):
