@@ -412,6 +412,7 @@ BAD: list[tuple[dict[str, Any], str, str]] = [
     ({"seed": -1}, "seed = -1", "expected an integer >= 0"),
     ({"seed": "one"}, "seed = 'one'", "expected an integer >= 0"),
     ({"tcp.init_cwnd": 0}, "tcp.init_cwnd = 0", "expected an integer >= 1"),
+    ({"tcp.mss": "100000B"}, "tcp.mss = '100000B'", "expected a segment size from 64B to 65000B"),
     ({"tcp.delayed_ack": "maybe"}, "tcp.delayed_ack = 'maybe'", "expected true or false"),
     ({"tcp.preamble": "syn"}, "tcp.preamble = 'syn'", "expected 'none', 'handshake' or 'iperf3'"),
     ({"duration": "5"}, "duration = '5'", "expected a time with a unit"),

@@ -946,7 +946,7 @@ class TcpSettings(_Model):
     minimum RTO 200 ms, initial RTO 1 s (RFC 6298 (2.1)), maximum RTO 120 s.
     """
 
-    mss: Optional[PositiveSize] = Field(None, description="maximum segment size; default 1500 B MTU − headers (1448 B, 1460 B without timestamps)")
+    mss: Optional[PositiveSize] = Field(None, description="maximum segment size, 64B to 65000B; default 1500 B MTU − headers (1448 B, 1460 B without timestamps)")
     init_cwnd: _integer(1) = Field(10, description="initial congestion window in segments")  # type: ignore[valid-type]
     rwnd: PositiveSize = Field(Size(6 * 1024**2), description="receiver's advertised window (with rcvbuf_autotuning: the largest it grows to, Linux's tcp_rmem[2])")
     sndbuf: PositiveSize = Field(Size(4 * 1024**2), description="send buffer; caps data in flight")
@@ -970,6 +970,14 @@ class TcpSettings(_Model):
     ecn: Optional[bool] = Field(None, description="ECN (RFC 3168, Linux net.ipv4.tcp_ecn = 1): new data is sent ECN-capable, the receiver echoes a CE mark (ECE) until the sender's CWR, and the sender reduces its window once per window of data on ECE as on a loss; an AQM with ecn marks such packets instead of dropping them (default false; see docs/ecn.md)")
     ect1: Optional[bool] = Field(None, description="with ecn: the flow's ECN-capable packets carry ECT(1), the L4S identifier (RFC 9331) that puts them in DualPI2's L queue, instead of ECT(0), as Linux sends them for a congestion control that asks for it (default false; see docs/ecn.md)")
     tso: Optional[bool] = Field(None, description="send as Linux's TCP does with GSO/TSO: new data in bursts of about 1 ms at the pacing rate, waiting for the next ACK rather than sending a small burst (tcp_tso_autosize, tcp_tso_should_defer); default from the variant, as rack")
+
+    @field_validator("mss")
+    @classmethod
+    def _mss_in_range(cls, value: Optional[Size]) -> Optional[Size]:
+        # The engine's range (a segment and its headers in 16 bits).
+        if value is not None and not 64 <= value.bytes <= 65000:
+            raise _invalid("expected a segment size from 64B to 65000B")
+        return value
 
     @property
     def header_bytes(self) -> int:
