@@ -106,3 +106,19 @@ def test_tshark_reads_ect1_on_every_packet_and_the_marks(tmp_path: Path) -> None
     data, acks = packets[packets["tcp.len"] != "0"], packets[packets["tcp.len"] == "0"]
     assert set(acks["ip.dsfield.ecn"]) == {"1"} and set(data["ip.dsfield.ecn"]) == {"1", "3"}
     assert (acks["tcp.flags.ece"] == "1").sum() > 0
+
+
+def test_fq_codels_ce_threshold_selector_lowers_as_tcs_value_and_mask(topology_error: Callable[[dict], ScenarioError]) -> None:
+    base = {"name": "x", "duration": "1s", "topology": {"bottleneck": "10Mbps", "rtt": "10ms", "queue": "fq_codel"}, "flows": [{"variant": "cubic"}]}
+    plain = Scenario.model_validate(base | {"topology": base["topology"] | {"fq_codel": {"ce_threshold": "1ms"}}})
+    assert "ce_threshold_mask" not in plain.to_engine_spec()["topology"]["queue"]["fq_codel"]
+    picked = Scenario.model_validate(base | {"topology": base["topology"] | {"fq_codel": {"ce_threshold": "1ms", "ce_threshold_selector": "0x1/0x1"}}})
+    table = picked.to_engine_spec()["topology"]["queue"]["fq_codel"]
+    assert (table["ce_threshold_ns"], table["ce_threshold_selector"], table["ce_threshold_mask"]) == (1_000_000, 1, 1)
+    for fq, allowed in [
+        ({"ce_threshold": "1ms", "ce_threshold_selector": "0x3/0x1"}, "a MASK of 1 to 0xff and a VALUE within it"),
+        ({"ce_threshold": "1ms", "ce_threshold_selector": "ect1"}, "expected 'VALUE/MASK' like '0x1/0x1'"),
+        ({"ce_threshold_selector": "0x1/0x1"}, "expected ce_threshold with it"),
+    ]:
+        e = topology_error({"queue": "fq_codel", "fq_codel": fq})
+        assert e.field == "topology.fq_codel.ce_threshold_selector" and allowed in str(e), str(e)

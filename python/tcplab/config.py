@@ -337,6 +337,17 @@ def _ce_threshold(threshold: Optional[Time]) -> dict[str, int]:
     return {} if threshold is None else {"ce_threshold_ns": threshold.ns}
 
 
+def _selector_bytes(text: str) -> tuple[int, int]:
+    """tc's ``VALUE/MASK`` of ``ce_threshold_selector``: two bytes, VALUE's bits within MASK."""
+    try:
+        value, mask = (int(part.strip(), 0) for part in text.split("/"))
+    except ValueError:
+        raise _invalid("expected 'VALUE/MASK' like '0x1/0x1' (bytes of the TOS field)") from None
+    if not (0 <= value <= 255 and 1 <= mask <= 255) or value & ~mask:
+        raise _invalid("expected 'VALUE/MASK' like '0x1/0x1': a MASK of 1 to 0xff and a VALUE within it")
+    return value, mask
+
+
 def _ecn_if(ecn: Optional[bool], default: bool) -> dict[str, bool]:
     """A discipline's ``ecn`` for the engine spec, only when it differs from the engine's (and
     Linux's) default for it, so that the specs of scenarios without it stay as they were."""
@@ -417,6 +428,20 @@ class FqCodel(_Model):
     mtu: PositiveSize = Field(Size(1500), description="bytes left queued (the whole queue's) at or below which CoDel drops nothing")
     ecn: Optional[bool] = Field(None, description="each flow's CoDel marks ECN-capable packets CE instead of dropping them (Linux ecn); default true, as Linux's fq_codel")
     ce_threshold: Optional[PositiveTime] = Field(None, description="each flow's CoDel marks CE every ECN-capable packet that leaves after a longer sojourn, whatever its state (Linux ce_threshold, for DCTCP); default unset, off")
+    ce_threshold_selector: Optional[str] = Field(
+        None, description="'VALUE/MASK' (bytes, e.g. '0x1/0x1'): ce_threshold marks only packets whose TOS byte (DSCP and ECN) masked equals VALUE, as tc's ce_threshold_selector; '0x1/0x1' picks ECT(1) and CE, the L4S identifier; default unset: every packet"
+    )
+
+    @field_validator("ce_threshold_selector")
+    @classmethod
+    def _selector(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            _selector_bytes(value)
+        return value
+
+    def _check(self) -> None:
+        if self.ce_threshold_selector is not None and self.ce_threshold is None:
+            raise _invalid("expected ce_threshold with it (the selector picks the packets ce_threshold marks)", at="ce_threshold_selector", value=self.ce_threshold_selector)
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``fq_codel`` table."""
@@ -428,6 +453,7 @@ class FqCodel(_Model):
             "mtu_bytes": self.mtu.bytes,
             **_ecn_if(self.ecn, True),
             **_ce_threshold(self.ce_threshold),
+            **(dict(zip(("ce_threshold_selector", "ce_threshold_mask"), _selector_bytes(self.ce_threshold_selector))) if self.ce_threshold_selector else {}),
         }
 
 

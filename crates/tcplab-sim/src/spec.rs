@@ -516,9 +516,14 @@ pub struct FqCodelSpec {
     /// `ecn`: CoDel marks an ECN-capable packet CE instead of dropping it (Linux's default: on).
     #[serde(default = "default_true")]
     pub ecn: bool,
-    /// `ce_threshold`, each flow's CoDel's (`CodelSpec::ce_threshold_ns`).
+    /// `ce_threshold`, each flow's CoDel's (`CodelSpec::ce_threshold_ns`), and which packets it
+    /// marks (`ce_threshold_selector`/`mask`, Linux ≥ 5.16: `CodelSpec`'s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ce_threshold_ns: Option<Nanos>,
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub ce_threshold_selector: u8,
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub ce_threshold_mask: u8,
 }
 
 impl Default for FqCodelSpec {
@@ -694,6 +699,17 @@ pub struct CodelSpec {
     /// Linux's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ce_threshold_ns: Option<Nanos>,
+    /// With a `ce_threshold_mask` other than 0, `ce_threshold` marks only packets whose TOS
+    /// byte (DSCP and ECN) masked equals `ce_threshold_selector` (Linux's codel parameters,
+    /// which `fq_codel` sets: `ce_threshold_selector 0x1/0x1` marks only ECT(1) and CE).
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub ce_threshold_selector: u8,
+    #[serde(default, skip_serializing_if = "is_zero_u8")]
+    pub ce_threshold_mask: u8,
+}
+
+fn is_zero_u8(v: &u8) -> bool {
+    *v == 0
 }
 
 impl Default for CodelSpec {
@@ -1293,6 +1309,9 @@ fn check_queue(q: &QueueSpec, field: &str, rate_bps: u64) -> Result<(), SpecErro
                 if v == 0 {
                     return Err(SpecError::new(format!("{field}.fq_codel.{name}"), v, "above 0"));
                 }
+            }
+            if f.ce_threshold_selector & !f.ce_threshold_mask != 0 {
+                return Err(SpecError::new(format!("{field}.fq_codel.ce_threshold_selector"), f.ce_threshold_selector, format!("bits within ce_threshold_mask ({:#x})", f.ce_threshold_mask)));
             }
             ("fq_codel", limit_pkts, limit_bytes)
         }

@@ -19,8 +19,8 @@
 //!
 //! - With `ce_threshold`, a packet that leaves (is not dropped) after a sojourn longer than it is
 //!   marked CE if it is ECN-capable, whatever the state (Linux's `ce_threshold`, for DCTCP-style
-//!   senders; counted with the marks). Linux's `ce_threshold_selector`/`mask` (marking only some
-//!   DS values) is not modelled.
+//!   senders; counted with the marks). With a `ce_threshold_mask`, only packets whose TOS byte
+//!   masked equals `ce_threshold_selector` (Linux ≥ 5.16, set through `fq_codel`).
 //!
 //! The buffer limit drops arrivals as DropTail does (Linux's `limit`, 1000 packets by default).
 
@@ -64,6 +64,8 @@ pub struct Codel {
     ecn: bool,
     /// `ce_threshold`: a longer sojourn marks the packet leaving.
     ce_threshold_ns: Option<Nanos>,
+    ce_threshold_selector: u8,
+    ce_threshold_mask: u8,
     /// Drops (and marks) in the current dropping state (Linux's `count`) and where the last one ended.
     count: u32,
     lastcount: u32,
@@ -87,6 +89,8 @@ impl Codel {
             mtu_bytes: spec.mtu_bytes as u64,
             ecn: spec.ecn,
             ce_threshold_ns: spec.ce_threshold_ns,
+            ce_threshold_selector: spec.ce_threshold_selector,
+            ce_threshold_mask: spec.ce_threshold_mask,
             count: 0,
             lastcount: 0,
             dropping: false,
@@ -236,8 +240,10 @@ impl Codel {
             self.drop_next = self.control_law(now);
         }
         if let (Some(threshold), Some(p)) = (self.ce_threshold_ns, pkt.as_mut()) {
-            // Linux: `codel_time_after(vars->ldelay, params->ce_threshold)`.
-            if now.saturating_sub(p.enq_ns) > threshold && p.mark_ce() {
+            // Linux: `codel_time_after(vars->ldelay, params->ce_threshold)`, for the packets the
+            // selector picks.
+            let picked = self.ce_threshold_mask == 0 || p.tos & self.ce_threshold_mask == self.ce_threshold_selector;
+            if now.saturating_sub(p.enq_ns) > threshold && picked && p.mark_ce() {
                 self.marks += 1;
             }
         }
@@ -481,5 +487,24 @@ mod tests {
         c.dequeue(&mut q, t);
         assert!(c.dropping());
         assert_eq!(c.count(), count - 1);
+    }
+
+    /// With a selector, `ce_threshold` marks only the packets whose TOS byte masked equals it:
+    /// `0x1/0x1` picks ECT(1) and CE, the L4S identifier, and leaves ECT(0) to CoDel's own law.
+    #[test]
+    fn the_ce_threshold_selector_picks_which_packets_the_threshold_marks() {
+        use crate::net::packet::Ecn;
+        let spec = CodelSpec { ce_threshold_ns: Some(NS_PER_MS), ce_threshold_selector: 0x1, ce_threshold_mask: 0x1, ..spec() };
+        let mut c = Codel::new(&spec);
+        let mut q = DropTail::new(Some(100), None);
+        for (seq, ecn) in [(0, Ecn::ECT1), (1, Ecn::ECT0), (2, Ecn::CE), (3, Ecn::NOT_ECT)] {
+            let mut p = pkt(seq, 0);
+            p.set_ecn(ecn);
+            q.enqueue(p, 0).unwrap();
+        }
+        // All waited 2 ms, below CoDel's 5-ms target: only the threshold can mark.
+        let out: Vec<Ecn> = std::iter::from_fn(|| c.dequeue(&mut q, 2 * NS_PER_MS)).map(|p| p.ecn()).collect();
+        assert_eq!(out, [Ecn::CE, Ecn::ECT0, Ecn::CE, Ecn::NOT_ECT]);
+        assert_eq!((c.marks(), c.drops()), (2, 0));
     }
 }

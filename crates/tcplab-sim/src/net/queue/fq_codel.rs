@@ -11,8 +11,9 @@
 //!   `drop_batch` packets.
 //!
 //! Each flow's CoDel marks ECN-capable packets instead of dropping them (`ecn`, on by default as
-//! in Linux); `ce_threshold` and the memory limit (tcplab's buffer may be in bytes instead) are
-//! not modelled.
+//! in Linux) and, with `ce_threshold`, marks what waited longer (only the packets its selector picks,
+//! with `ce_threshold_mask`). The memory limit (tcplab's buffer may be in bytes instead) is not
+//! modelled.
 
 use std::collections::VecDeque;
 
@@ -72,6 +73,8 @@ impl FqCodel {
                 mtu_bytes: spec.mtu_bytes,
                 ecn: spec.ecn,
                 ce_threshold_ns: spec.ce_threshold_ns,
+                ce_threshold_selector: spec.ce_threshold_selector,
+                ce_threshold_mask: spec.ce_threshold_mask,
             },
             flows: Vec::new(),
             rounds: Rounds::new(spec.quantum_bytes),
