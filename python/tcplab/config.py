@@ -610,8 +610,8 @@ class Dualpi2(_Model):
 
     target: PositiveTime = Field(Time(15_000_000), description="the queueing delay PI2 steers the longer-waiting of the two queues' heads to")
     tupdate: PositiveTime = Field(Time(16_000_000), description="how often PI2 updates its probability")
-    alpha: _number_in(1 / 256, 8388607, False, False, "0.16") = Field(0.16, description="PI2's integral gain, Hz (in steps of 1/256 Hz, as tc passes it)")  # type: ignore[valid-type]
-    beta: _number_in(1 / 256, 8388607, False, False, "3.2") = Field(3.2, description="PI2's proportional gain, Hz (in steps of 1/256 Hz)")  # type: ignore[valid-type]
+    alpha: _number_in(1 / 256, 8388607, False, False, "0.16") = Field(0.16, description="PI2's integral gain, Hz, rounded to 1/256 Hz as Linux keeps it (0.16: Linux's 41/256)")  # type: ignore[valid-type]
+    beta: _number_in(1 / 256, 8388607, False, False, "3.2") = Field(3.2, description="PI2's proportional gain, Hz, rounded to 1/256 Hz (3.2: Linux's 819/256)")  # type: ignore[valid-type]
     step_thresh: PositiveTime = Field(Time(1_000_000), description="an L4S packet that waited longer is marked CE (dropped if not ECN-capable)")
     min_qlen_step: _integer(0, 2**32 - 1) = Field(0, description="the step applies to L4S arrivals that find at least this many packets in the L queue")  # type: ignore[valid-type]
     coupling_factor: _integer(1, 255) = Field(2, description="k: L4S packets are marked with k times PI2's probability p', classic packets dropped or marked with p'^2")  # type: ignore[valid-type]

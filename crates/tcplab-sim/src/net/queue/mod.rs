@@ -184,14 +184,6 @@ impl Queue {
         }
     }
 
-    /// DualPI2's state, when the queue has DualPI2.
-    pub fn dualpi2(&self) -> Option<&Dualpi2> {
-        match self.aqm.as_deref() {
-            Some(Aqm::Dualpi2(d)) => Some(d),
-            _ => None,
-        }
-    }
-
     /// The time before which the discipline hands out no packet (CAKE's shaper); 0 for the
     /// others. A link with packets queued and nothing to send waits for it.
     #[inline]
