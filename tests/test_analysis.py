@@ -91,6 +91,11 @@ def test_per_run_matches_a_fresh_simulation_of_the_stored_scenario(tiny_store: P
     summary = result.summary()
     assert row["drop_rate"] == pytest.approx(summary["dropped_pkts"].sum() / summary["sent_pkts"].sum())
     assert row["retrans_pkts"] == summary["retrans_pkts"].sum()
+    # Each flow's one-way delay, and their mean.
+    for column in ("owd_mean_ms", "owd_p99_ms"):
+        own = [row[f"flow{i + 1}_{column}"] for i in range(len(summary))]
+        assert own == pytest.approx(summary[column].tolist(), rel=1e-12)
+        assert row[column] == pytest.approx(np.mean(own), rel=1e-12)
 
 
 def test_queueing_delay_is_the_bottleneck_queues_sojourn(tiny_store: Path, runs_table: pd.DataFrame) -> None:

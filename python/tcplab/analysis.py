@@ -351,7 +351,8 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     ``total_mbps``, ``utilisation`` (total / the bottleneck's rate), ``drop_rate`` (dropped / sent
     packets in the window, all flows), ``mark_rate`` (ECN: packets that arrived CE-marked / packets
     sent, over the whole run, all flows), ``retrans_pkts`` (in the window, all flows),
-    ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows), ``rtt_p50_ms`` / ``rtt_p99_ms``
+    ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows; each flow's as ``flowN_owd_mean_ms``,
+    ``flowN_owd_p99_ms``), ``rtt_p50_ms`` / ``rtt_p99_ms``
     (percentiles of the per-interval smoothed RTT inside the window), and the bottleneck queue's
     delay ``queue_mean_ms``, ``queue_p50_ms``, ``queue_p99_ms`` (its sojourn times over the run, from
     ``queues``; without ``queues``, the smoothed-RTT percentiles less a ``topology.rtt`` axis's base
@@ -398,6 +399,12 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     out["retrans_pkts"] = out["run_id"].map(by_run["retrans_pkts"].sum()) if "retrans_pkts" in flows.columns else np.nan
     for column in ("owd_mean_ms", "owd_p99_ms"):
         out[column] = out["run_id"].map(by_run[column].mean()) if column in flows.columns else np.nan
+        if column in flows.columns:
+            # Each flow's own: flows apart by their queues (DualPI2's L4S and classic queues, a
+            # fair queue) wait apart.
+            own = flows.pivot_table(index="run_id", columns="flow", values=column, aggfunc="mean")
+            for flow in own.columns:
+                out[f"flow{int(flow) + 1}_{column}"] = out["run_id"].map(own[flow])
 
     jt_mean, jt_std, rtt50, rtt99 = {}, {}, {}, {}
     for run_id, rows in intervals.groupby("run_id", sort=False):
