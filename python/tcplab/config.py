@@ -445,6 +445,10 @@ class FqCodel(_Model):
 
     def engine(self) -> dict[str, Any]:
         """The engine spec's ``fq_codel`` table."""
+        selector: dict[str, int] = {}
+        if self.ce_threshold_selector is not None:
+            value, mask = _selector_bytes(self.ce_threshold_selector)
+            selector = {"ce_threshold_selector": value, "ce_threshold_mask": mask}
         return {
             "target_ns": self.target.ns,
             "interval_ns": self.interval.ns,
@@ -453,7 +457,7 @@ class FqCodel(_Model):
             "mtu_bytes": self.mtu.bytes,
             **_ecn_if(self.ecn, True),
             **_ce_threshold(self.ce_threshold),
-            **(dict(zip(("ce_threshold_selector", "ce_threshold_mask"), _selector_bytes(self.ce_threshold_selector))) if self.ce_threshold_selector else {}),
+            **selector,
         }
 
 

@@ -242,8 +242,8 @@ impl Codel {
         if let (Some(threshold), Some(p)) = (self.ce_threshold_ns, pkt.as_mut()) {
             // Linux: `codel_time_after(vars->ldelay, params->ce_threshold)`, for the packets the
             // selector picks.
-            let picked = self.ce_threshold_mask == 0 || p.tos & self.ce_threshold_mask == self.ce_threshold_selector;
-            if now.saturating_sub(p.enq_ns) > threshold && picked && p.mark_ce() {
+            let picked = |p: &Packet| self.ce_threshold_mask == 0 || p.tos & self.ce_threshold_mask == self.ce_threshold_selector;
+            if now.saturating_sub(p.enq_ns) > threshold && picked(p) && p.mark_ce() {
                 self.marks += 1;
             }
         }
