@@ -92,6 +92,36 @@ def test_the_l4s_flow_waits_about_the_step_and_the_classic_one_about_pi2s_target
         # flight at the end.
         marked, arrived = int(r.queues.iloc[0]["marked_pkts"]), int(r.flows["marked_pkts"].sum())
         assert arrived == int(r.flows["marked_pkts"].iloc[0]) and 0 <= marked - arrived <= int(r.flows["in_flight_pkts"].iloc[0]), (marked, arrived)
+    # The series show why: DCTCP's α, sampled each second, averages its marked fraction with
+    # shift_g = 0 and a sixteenth of it with Linux's 4, though Linux's flow sees more marks.
+    rate, alpha = {}, {}
+    for name, r in (("coupled", coupled), ("linux", linux)):
+        rate[name] = float(r.summary()["mark_rate"].iloc[0])
+        iv = r.intervals[(r.intervals.t_s > 10) & (r.intervals.flow == 0)]
+        alpha[name] = float(iv["dctcp_alpha"].mean())
+        assert r.intervals[r.intervals.flow == 1]["dctcp_alpha"].isna().all()
+    assert rate["linux"] > rate["coupled"] > 0.005, rate
+    assert 0.5 < alpha["coupled"] / rate["coupled"] < 1.5 and alpha["linux"] < rate["linux"] / 8, (alpha, rate)
+
+
+def test_tcplab_sim_shows_the_share_marked_when_there_are_marks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tcplab.cli import main
+
+    flags = ["sim", "--duration", "6s", "--bottleneck", "20Mbps", "--rtt", "20ms", "--flow", "cubic", "--flow", "dctcp", "--window", "2s:6s"]
+    assert main([*flags, "--queue", "dualpi2", "--set", "tcp.ecn=true", "--set", "flows[1].ect1=true"]) == 0
+    header, rows = _sim_table(capsys.readouterr().out)
+    assert header[-1] == "marked" and all(row[-1].endswith("%") for row in rows) and rows[1][-1] != "0%", (header, rows)
+    assert main([*flags[:-4], "--window", "2s:6s"]) == 0
+    header, _ = _sim_table(capsys.readouterr().out)
+    assert "marked" not in header and header[-1].endswith("rate"), header
+
+
+def _sim_table(out: str) -> tuple[list[str], list[list[str]]]:
+    """The last header row and the flow rows of ``tcplab sim``'s table."""
+    header = [line for line in out.splitlines() if line.startswith("┃")][-1]
+    rows = [line for line in out.splitlines() if line.startswith("│ flow")]
+    cells = lambda line, bar: [cell.strip() for cell in line.strip(bar).split(bar)]  # noqa: E731
+    return cells(header, "┃"), [cells(row, "│") for row in rows]
 
 
 def test_tshark_reads_ect1_on_every_packet_and_the_marks(tmp_path: Path) -> None:

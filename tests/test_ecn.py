@@ -64,8 +64,9 @@ def test_fq_pie_marks_below_its_ecn_prob_and_drops_above_it() -> None:
 
 
 def test_the_mark_rate_of_an_experiment(tmp_path: Path) -> None:
-    # `mark_rate`: packets that arrived CE-marked / packets sent over the whole run, all flows, a
-    # metric of `tcplab run` and a table of the report when any run has marks.
+    # `mark_rate`: packets that arrived CE-marked / packets sent over the window, all flows (each
+    # flow's as `flowN_mark_rate`), a metric of `tcplab run` and a table of the report when any
+    # run has marks. The marks are counted per interval, so the window's add up from the series.
     exp = tmp_path / "marks.toml"
     exp.write_text(
         'name = "marks"\nseed = 1\nreplications = 1\nwindow = "5s:10s"\nmetrics = ["drop_rate", "mark_rate"]\n'
@@ -74,13 +75,27 @@ def test_the_mark_rate_of_an_experiment(tmp_path: Path) -> None:
     )
     frames = analysis.load_frames(run_store(exp, tmp_path / "marks.duckdb"))
     runs = analysis.per_run(frames).set_index("tcp.ecn")  # axis values as written: "false", "true"
-    flows = frames.flows.merge(frames.runs[["run_id", "tcp.ecn"]]).groupby("tcp.ecn")
-    want = flows["marked_pkts"].sum() / flows["total_sent_pkts"].sum()
-    assert runs.loc["false", "mark_rate"] == 0 < want["true"] == runs.loc["true", "mark_rate"]
+    ids = frames.runs.set_index("tcp.ecn")["run_id"]
+    inside = frames.intervals[(frames.intervals.t_s > 5) & (frames.intervals.t_s <= 10) & (frames.intervals.run_id == ids["true"])]
+    by_flow = inside.groupby("flow")[["marked_pkts", "sent_pkts"]].sum()
+    assert runs.loc["false", "mark_rate"] == 0 < runs.loc["true", "mark_rate"]
+    assert runs.loc["true", "mark_rate"] == pytest.approx(by_flow.marked_pkts.sum() / by_flow.sent_pkts.sum())
+    for flow in (0, 1):
+        assert runs.loc["true", f"flow{flow + 1}_mark_rate"] == pytest.approx(by_flow.marked_pkts[flow] / by_flow.sent_pkts[flow])
+        assert runs.loc["false", f"flow{flow + 1}_mark_rate"] == 0
+    # The window's marks are fewer than the run's, which the flows table keeps as a total.
+    flows = frames.flows.set_index(["run_id", "flow"])
+    assert (flows.loc[ids["true"], "marked_pkts"] < flows.loc[ids["true"], "total_marked_pkts"]).all()
     assert "ECN mark rate" in report.render(frames)
     plain_ids = set(frames.runs.loc[frames.runs["tcp.ecn"] == "false", "run_id"])
     plain = dataclasses.replace(frames, **{name: getattr(frames, name)[getattr(frames, name)["run_id"].isin(plain_ids)] for name in ("runs", "flows", "intervals", "queues")})
     assert "ECN mark rate" not in report.render(plain)
+    # A store written before marks were counted per interval has only the run's marks, as
+    # `marked_pkts`: its mark rate is over the whole run.
+    old = frames.flows.drop(columns=["marked_pkts", "mark_rate"]).rename(columns={"total_marked_pkts": "marked_pkts"})
+    runs_old = analysis.per_run(dataclasses.replace(frames, flows=old)).set_index("tcp.ecn")
+    whole = old[old.run_id == ids["true"]]
+    assert runs_old.loc["true", "mark_rate"] == pytest.approx(whole.marked_pkts.sum() / whole.total_sent_pkts.sum())
 
 
 def test_flows_without_ecn_are_dropped_by_a_marking_aqm() -> None:

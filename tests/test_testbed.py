@@ -363,6 +363,10 @@ def test_ecn_the_routers_codel_marks_the_kernels_segments_instead_of_dropping(tm
             q = r.queues.iloc[0]
             assert q["dropped_pkts"] == 0 and q["marked_pkts"] > 10, (name, q)
             assert r.flows["marked_pkts"].sum() == q["marked_pkts"], (name, list(r.flows["marked_pkts"]))
+            # The marks per interval (the testbed's: the router's count at each interval's end)
+            # add up to each flow's, where no interval's count is missing.
+            per_interval = r.intervals.groupby("flow")["marked_pkts"]
+            assert per_interval.sum().tolist() == r.flows["marked_pkts"].tolist() or per_interval.apply(lambda m: m.isna().any()).any(), name
             assert r.summary()["retrans_pkts"].sum() == 0 and r.flows["recoveries"].sum() == 0, name
             assert q["mean_pkts"] < 15 and r.summary()["throughput_mbps"].sum() > 17, (name, q["mean_pkts"])
     _assert_nothing_left()

@@ -115,7 +115,7 @@ _CAPTIONS = {
     "jt_std": "standard deviation of J(t)",
     "utilisation": "bottleneck utilisation",
     "drop_rate": "drop rate (dropped / sent packets)",
-    "mark_rate": "mark rate (packets that arrived CE-marked / packets sent, whole run)",
+    "mark_rate": "mark rate (packets that arrived CE-marked / packets sent)",
     "retrans_pkts": "retransmitted packets",
     "owd_mean_ms": "mean one-way delay (ms)",
     "queue_mean_ms": "mean queueing delay at the bottleneck (ms)",
@@ -350,7 +350,8 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     the window), ``flowN_mbps`` and ``flowN_share`` (each flow's mean throughput and share),
     ``total_mbps``, ``utilisation`` (total / the bottleneck's rate), ``drop_rate`` (dropped / sent
     packets in the window, all flows), ``mark_rate`` (ECN: packets that arrived CE-marked / packets
-    sent, over the whole run, all flows), ``retrans_pkts`` (in the window, all flows),
+    sent in the window, all flows; each flow's as ``flowN_mark_rate``; over the whole run for runs
+    stored before marks were counted per interval), ``retrans_pkts`` (in the window, all flows),
     ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows; each flow's as ``flowN_owd_mean_ms``,
     ``flowN_owd_p99_ms``), ``rtt_p50_ms`` / ``rtt_p99_ms``
     (percentiles of the per-interval smoothed RTT inside the window), and the bottleneck queue's
@@ -391,9 +392,18 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     else:
         out["drop_rate"] = np.nan
     if {"marked_pkts", "total_sent_pkts"} <= set(flows.columns):
-        # Marks are counted over the whole run (the receivers' count; the router's per source).
-        sent = by_run["total_sent_pkts"].sum()
-        out["mark_rate"] = out["run_id"].map(by_run["marked_pkts"].sum() / sent.where(sent > 0))
+        # Marks (the receivers' count; the testbed's router's per source) over the window, as
+        # drops; a run stored before marks were counted per interval has only the run's total,
+        # its `marked_pkts` then, with no `total_marked_pkts`.
+        windowed = flows["total_marked_pkts"].notna() if "total_marked_pkts" in flows.columns else pd.Series(False, index=flows.index)
+        marks = flows.assign(sent=flows["sent_pkts"].where(windowed, flows["total_sent_pkts"]))
+        by_mark_run = marks.groupby("run_id", sort=False)
+        sent = by_mark_run["sent"].sum()
+        out["mark_rate"] = out["run_id"].map(by_mark_run["marked_pkts"].sum() / sent.where(sent > 0))
+        marks["rate"] = marks["marked_pkts"] / marks["sent"].where(marks["sent"] > 0)
+        own = marks.pivot_table(index="run_id", columns="flow", values="rate", aggfunc="mean", dropna=False)
+        for flow in own.columns:
+            out[f"flow{int(flow) + 1}_mark_rate"] = out["run_id"].map(own[flow])
     else:
         out["mark_rate"] = np.nan
     out["retrans_pkts"] = out["run_id"].map(by_run["retrans_pkts"].sum()) if "retrans_pkts" in flows.columns else np.nan
@@ -685,7 +695,7 @@ def summary_table(frames: Frames, metric: str = "jfi", rows: str | None = None, 
     if metric not in allowed:
         raise ResultsError("--metric", metric, f"expected one of {', '.join(allowed)}")
     cells = aggregate(runs_table, [metric])
-    text = table(cells, metric, rows=rows, digits=4 if metric in ("drop_rate", "mark_rate", "utilisation") else 2)
+    text = table(cells, metric, rows=rows, digits=4 if metric in ("drop_rate", "mark_rate", "utilisation") or metric.endswith("_mark_rate") else 2)
     n = cells["n"]
     count = f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}"
     names = ", ".join(experiments(frames))

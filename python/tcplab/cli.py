@@ -346,19 +346,14 @@ def _print_table(result: Result, wall_s: float) -> None:
     start_s, stop_s = summary.attrs["window"]
     scenario = result.scenario
     table = Table(title=f"{scenario.name}: mean throughput over {start_s:g}–{stop_s:g} s", title_justify="left")
-    for column, justify in (
-        ("flow", "left"),
-        ("variant", "left"),
-        ("start", "right"),
-        ("Mb/s", "right"),
-        ("share", "right"),
-        ("retrans", "right"),
-        ("drops", "right"),
-        ("drop rate", "right"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    # The share of packets sent that arrived CE-marked, when there are any (ECN through a
+    # marking queue).
+    marks = "marked_pkts" in summary.columns and bool((summary["marked_pkts"] > 0).any())
+    columns = ["flow", "variant", "start", "Mb/s", "share", "retrans", "drops", "drop rate"] + (["marked"] if marks else [])
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("flow", "variant") else "right")
     for flow, row in zip(scenario.flows, summary.itertuples(index=False)):
-        table.add_row(
+        cells = [
             row.flow,
             row.variant,
             str(flow.start),
@@ -367,7 +362,10 @@ def _print_table(result: Result, wall_s: float) -> None:
             f"{row.retrans_pkts:.0f}",
             f"{row.dropped_pkts:.0f}",
             _percent(row.drop_rate),
-        )
+        ]
+        if marks:
+            cells.append(_percent(row.mark_rate))
+        table.add_row(*cells)
     console = Console()
     console.print(table)
     jfi = summary.attrs["jain"]

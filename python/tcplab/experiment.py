@@ -43,7 +43,7 @@ METRICS: dict[str, str] = {
     "throughput": "each flow's mean throughput over the window (Mb/s)",
     "share": "each flow's share of the flows' total throughput over the window",
     "drop_rate": "packets dropped / packets sent over the window, all flows",
-    "mark_rate": "packets that arrived CE-marked (ECN) / packets sent over the whole run, all flows",
+    "mark_rate": "packets that arrived CE-marked (ECN) / packets sent over the window, all flows",
     "retrans": "packets retransmitted over the window, all flows",
     "owd": "mean one-way delay of all flows (ms)",
 }

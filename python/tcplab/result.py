@@ -158,7 +158,9 @@ class Result:
         Over the window: ``throughput_mbps`` (mean of the per-interval throughputs, i.e. goodput
         bytes · 8 / window time covered by whole intervals), ``throughput_std_mbps`` (their
         standard deviation), ``share`` (of the flows' total), ``goodput_bytes``, ``retrans_pkts``,
-        ``sent_pkts``, ``dropped_pkts``, ``drop_rate`` (dropped / sent).
+        ``sent_pkts``, ``dropped_pkts``, ``drop_rate`` (dropped / sent), and with an engine that
+        counts them per interval ``marked_pkts`` (data that arrived CE-marked; the testbed's:
+        marked by its router) and ``mark_rate`` (marked / sent).
         Over the whole run: ``rto_count``, ``loss_undos``, ``recoveries``, ``owd_mean_ms``, ``owd_p99_ms``
         (one-way delay).
 
@@ -192,6 +194,10 @@ class Result:
                 "drop_rate": dropped.astype(float) / np.maximum(sent.astype(float), 1),
             }
         )
+        if "marked_pkts" in rows.columns:
+            marked = by_flow["marked_pkts"].sum().reindex(flow_ids, fill_value=0).to_numpy()
+            out["marked_pkts"] = marked
+            out["mark_rate"] = marked.astype(float) / np.maximum(sent.astype(float), 1)
         for column, name in (("rto_count", "rto_count"), ("loss_undos", "loss_undos"), ("recoveries", "recoveries")):
             if column in f.columns:
                 out[name] = f[column].to_numpy()

@@ -54,8 +54,12 @@ struct Series {
     sent_pkts: Vec<u64>,
     dropped_pkts: Vec<u64>,
     in_flight_bytes: Vec<f64>,
-    /// Cumulative (goodput bytes, retransmissions, sent, dropped) at the previous tick, per flow.
-    last: Vec<[u64; 4]>,
+    marked_pkts: Vec<u64>,
+    pacing_rate_bps: Vec<f64>,
+    dctcp_alpha: Vec<f64>,
+    /// Cumulative (goodput bytes, retransmissions, sent, dropped, marked) at the previous tick,
+    /// per flow.
+    last: Vec<[u64; 5]>,
     next_k: usize,
 }
 
@@ -73,22 +77,28 @@ impl Series {
             sent_pkts: vec![0; rows],
             dropped_pkts: vec![0; rows],
             in_flight_bytes: vec![0.0; rows],
-            last: vec![[0; 4]; n_flows],
+            marked_pkts: vec![0; rows],
+            pacing_rate_bps: vec![0.0; rows],
+            dctcp_alpha: vec![0.0; rows],
+            last: vec![[0; 5]; n_flows],
             next_k: 0,
         }
     }
 }
 
 impl Flow {
-    /// Cumulative (goodput bytes, retransmissions, data packets sent, data packets dropped).
-    fn counters(&self) -> [u64; 4] {
+    /// Cumulative (goodput bytes, retransmissions, data packets sent, data packets dropped, data
+    /// packets that arrived marked CE).
+    fn counters(&self) -> [u64; 5] {
         match &self.ends {
             Endpoints::Tcp { sender, receiver } => {
                 let st = &sender.stats;
-                [receiver.stats.goodput_bytes, st.retrans_pkts, st.sent_pkts, self.net_dropped_pkts + st.hook_dropped_pkts]
+                [receiver.stats.goodput_bytes, st.retrans_pkts, st.sent_pkts, self.net_dropped_pkts + st.hook_dropped_pkts, receiver.stats.ce_pkts]
             }
-            Endpoints::Cbr { source, sink } => [sink.bytes, 0, source.sent_pkts, self.net_dropped_pkts],
-            Endpoints::Dccp { sender, receiver } => [receiver.stats.goodput_bytes, 0, sender.stats.sent_pkts, self.net_dropped_pkts],
+            Endpoints::Cbr { source, sink } => [sink.bytes, 0, source.sent_pkts, self.net_dropped_pkts, 0],
+            Endpoints::Dccp { sender, receiver } => {
+                [receiver.stats.goodput_bytes, 0, sender.stats.sent_pkts, self.net_dropped_pkts, receiver.stats.ce_pkts]
+            }
         }
     }
 }
@@ -651,6 +661,8 @@ impl Simulation {
                     s.ssthresh_bytes[row] = sender.ssthresh_bytes().map_or(f64::NAN, |b| b as f64);
                     s.srtt_ns[row] = if sender.rtt.srtt_ns == 0 { f64::NAN } else { sender.rtt.srtt_ns as f64 };
                     s.in_flight_bytes[row] = sender.in_flight_bytes() as f64;
+                    s.pacing_rate_bps[row] = sender.pacing_rate_bps().map_or(f64::NAN, |r| r as f64);
+                    s.dctcp_alpha[row] = sender.cc.dctcp_alpha().unwrap_or(f64::NAN);
                 }
                 Endpoints::Dccp { sender, .. } => {
                     let payload = sender.payload_bytes() as f64;
@@ -658,17 +670,21 @@ impl Simulation {
                     s.ssthresh_bytes[row] = sender.ssthresh_pkts().map_or(f64::NAN, |p| p as f64 * payload);
                     s.srtt_ns[row] = if sender.rtt.srtt_ns() == 0 { f64::NAN } else { sender.rtt.srtt_ns() as f64 };
                     s.in_flight_bytes[row] = sender.in_flight_bytes() as f64;
+                    s.pacing_rate_bps[row] = f64::NAN;
+                    s.dctcp_alpha[row] = f64::NAN;
                 }
                 Endpoints::Cbr { .. } => {
                     s.cwnd_bytes[row] = f64::NAN;
                     s.ssthresh_bytes[row] = f64::NAN;
                     s.srtt_ns[row] = f64::NAN;
                     s.in_flight_bytes[row] = f64::NAN;
+                    s.pacing_rate_bps[row] = f64::NAN;
+                    s.dctcp_alpha[row] = f64::NAN;
                 }
             }
             let now = flow.counters();
-            let d: Vec<u64> = now.iter().zip(s.last[i]).map(|(n, l)| n - l).collect();
-            (s.goodput_bytes[row], s.retrans_pkts[row], s.sent_pkts[row], s.dropped_pkts[row]) = (d[0], d[1], d[2], d[3]);
+            let d: [u64; 5] = std::array::from_fn(|j| now[j] - s.last[i][j]);
+            (s.goodput_bytes[row], s.retrans_pkts[row], s.sent_pkts[row], s.dropped_pkts[row], s.marked_pkts[row]) = (d[0], d[1], d[2], d[3], d[4]);
             s.last[i] = now;
         }
         s.next_k += 1;
@@ -733,11 +749,7 @@ impl Simulation {
         flows.push("recovery_ns", count(&|fl, _| tcp(fl, &|s| s.stats.recovery_ns, &|_| 0)));
         // ECN: the flow's data that arrived marked CE, and the sender's window reductions on
         // ECE (DCCP: on marks its Ack Vector reported).
-        flows.push("marked_pkts", count(&|fl, _| match &fl.ends {
-            Endpoints::Tcp { receiver, .. } => receiver.stats.ce_pkts,
-            Endpoints::Dccp { receiver, .. } => receiver.stats.ce_pkts,
-            Endpoints::Cbr { .. } => 0,
-        }));
+        flows.push("marked_pkts", count(&|fl, _| fl.counters()[4]));
         flows.push("ecn_reductions", count(&|fl, _| tcp(fl, &|s| s.stats.ecn_reductions, &|d| d.stats.ecn_reductions)));
         let owd = |q: &dyn Fn(&crate::measure::Histogram) -> f64| {
             Column::F64(self.flows.iter().map(|fl| q(match &fl.ends {
@@ -768,6 +780,9 @@ impl Simulation {
         intervals.push("sent_pkts", pick_u(&s.sent_pkts));
         intervals.push("dropped_pkts", pick_u(&s.dropped_pkts));
         intervals.push("in_flight_bytes", pick_f(&s.in_flight_bytes));
+        intervals.push("marked_pkts", pick_u(&s.marked_pkts));
+        intervals.push("pacing_rate_bps", pick_f(&s.pacing_rate_bps));
+        intervals.push("dctcp_alpha", pick_f(&s.dctcp_alpha));
 
         let end = self.now;
         for link in self.links.iter_mut() {

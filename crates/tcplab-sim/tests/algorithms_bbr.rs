@@ -115,6 +115,15 @@ fn bbr_keeps_the_queue_small_where_reno_fills_it() {
     // Yet BBR keeps the link busy: over 90% of the ceiling on average, PROBE_RTT included.
     let bbr_mbps = bbr.flow(0, "goodput_bytes") * 8.0 / 60.0 / 1e6;
     assert!(bbr_mbps > 0.9 * ceiling_bytes(S) * 8.0 / 1e6, "seed {seed}: {bbr_mbps} Mb/s");
+    // Its pacing rate, sampled each second, is the bottleneck's payload rate (less BBR's 1%
+    // margin) in six phases of PROBE_BW's eight, so its median is that rate; Reno does not pace.
+    let mut rates: Vec<f64> = bbr.series(0, "pacing_rate_bps")[10..].to_vec();
+    rates.sort_by(f64::total_cmp);
+    let median = rates[rates.len() / 2] / 1e6;
+    let ceiling = ceiling_bytes(S) * 8.0 / 1e6;
+    println!("seed {seed}: BBR's median pacing rate {median:.2} Mb/s, payload ceiling {ceiling:.2}, rates {:?}", &rates[..5]);
+    assert!((median / ceiling - 0.99).abs() < 0.02, "seed {seed}: median pacing rate {median:.2} Mb/s");
+    assert!(reno.series(0, "pacing_rate_bps").iter().all(|r| r.is_nan()));
 }
 
 #[test]

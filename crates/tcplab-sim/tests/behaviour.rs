@@ -99,7 +99,7 @@ fn assert_conserved(r: &SimResult, label: &str) {
     assert_eq!(totals[0], totals[1] + totals[2] + totals[3], "{label}: in total");
     // The per-interval series add up to the run's totals (the last interval may be partial).
     for f in 0..r.flows.rows() as u32 {
-        for c in ["sent_pkts", "dropped_pkts", "retrans_pkts", "goodput_bytes"] {
+        for c in ["sent_pkts", "dropped_pkts", "retrans_pkts", "goodput_bytes", "marked_pkts"] {
             assert_eq!(r.series(f, c).iter().sum::<f64>(), r.flow(f, c), "{label}: flow {f}: intervals of {c}");
         }
     }

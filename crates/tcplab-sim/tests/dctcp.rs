@@ -174,3 +174,27 @@ fn dctcp_takes_most_of_a_marking_queue_shared_with_cubic() {
         assert!(dctcp > 3.0 * cubic, "pacing {pacing}: dctcp {dctcp:.2} against cubic {cubic:.2}");
     }
 }
+
+/// The series report DCTCP's α at each interval's end (in Linux's 1/1024 steps; NaN for another
+/// algorithm) and each flow's marks per interval, which add up to its total. With `shift_g` = 0, α
+/// is the last window's marked fraction, so over the run it averages the fraction of packets
+/// marked (Linux's `shift_g` 4: tests/dualpi2.rs).
+#[test]
+fn the_series_report_alpha_and_marks() {
+    let mut d = flow(0, 2, "dctcp", 0);
+    d.cc_params.insert("shift_g".into(), 0.0);
+    let flows = vec![paced(d), paced(flow(1, 2, "cubic", 0))];
+    let r = run(&with_queue(dumbbell(100_000_000, 20 * MS, 1000, flows, 30 * S), step_marking()));
+    for f in 0..2 {
+        assert_eq!(r.series(f, "marked_pkts").iter().sum::<f64>(), r.flow(f, "marked_pkts"), "flow {f}: marks add up");
+    }
+    assert!(r.series(1, "dctcp_alpha").iter().all(|a| a.is_nan()), "cubic has no alpha");
+    let alpha = r.series(0, "dctcp_alpha");
+    assert!(alpha.iter().all(|a| (0.0..=1.0).contains(a) && (a * 1024.0).fract() == 0.0), "{alpha:?}");
+    let (marked, sent) = (r.series(0, "marked_pkts"), r.series(0, "sent_pkts"));
+    let fraction = marked[5..].iter().sum::<f64>() / sent[5..].iter().sum::<f64>();
+    let mean_alpha = alpha[5..].iter().sum::<f64>() / alpha[5..].len() as f64;
+    println!("marked fraction {fraction:.4}, mean alpha {mean_alpha:.5}, alpha {:?}", &alpha[..8]);
+    assert!(fraction > 0.01, "{fraction}");
+    assert!((mean_alpha / fraction - 1.0).abs() < 0.5, "mean alpha {mean_alpha:.5} against the marked fraction {fraction:.5}");
+}

@@ -36,6 +36,8 @@ struct Pair {
     /// Median one-way delays, ms (10 of them propagation).
     owd_ms: [f64; 2],
     marked: f64,
+    /// The L4S flow's mean α over 10–60 s (NaN unless DCTCP).
+    alpha: f64,
 }
 
 /// `l` and a CUBIC flow without ECN through DualPI2 for 60 s; rates over 10–60 s.
@@ -46,8 +48,17 @@ fn pair(l: TcpSpec) -> Pair {
         mbps: [mean_mbps(&r, 0, 10, 60), mean_mbps(&r, 1, 10, 60)],
         owd_ms: [r.flow(0, "owd_p50_ns") / 1e6, r.flow(1, "owd_p50_ns") / 1e6],
         marked: r.flow(0, "marked_pkts") / r.flow(0, "sent_pkts"),
+        alpha: r.series(0, "dctcp_alpha")[10..60].iter().sum::<f64>() / 50.0,
     };
-    println!("{:.2} / {:.2} Mb/s, owd p50 {:.2} / {:.2} ms, {:.1}% of the first flow's packets marked", p.mbps[0], p.mbps[1], p.owd_ms[0], p.owd_ms[1], 100.0 * p.marked);
+    println!(
+        "{:.2} / {:.2} Mb/s, owd p50 {:.2} / {:.2} ms, {:.1}% of the first flow's packets marked, mean alpha {:.4}",
+        p.mbps[0],
+        p.mbps[1],
+        p.owd_ms[0],
+        p.owd_ms[1],
+        100.0 * p.marked,
+        p.alpha
+    );
     for f in 0..2 {
         assert_eq!(r.flow(f, "sent_pkts"), r.flow(f, "delivered_pkts") + r.flow(f, "dropped_pkts") + r.flow(f, "in_flight_pkts"), "conservation, flow {f}");
     }
@@ -69,13 +80,15 @@ fn dualpi2_couples_a_scalable_flow_to_a_classic_one_as_rfc_9332_predicts() {
 }
 
 /// Linux's DCTCP (`shift_g` 4): about 7% of its packets come back marked, yet α stays at a few
-/// 1/1024 (64 times the fraction, rounded down, each window) and it takes about four times
-/// CUBIC's rate. Measured: 78.37 / 18.15 Mb/s, 7.0% marked.
+/// 1/1024 (64 times the fraction, rounded down, each window: a sixteenth of the fraction, where
+/// with `shift_g` 0 it is the fraction) and it takes about four times CUBIC's rate. Measured:
+/// 78.37 / 18.15 Mb/s, 7.0% marked, mean α 0.0046 (with `shift_g` 0: 1.6% marked, α 0.0133).
 #[test]
 fn linux_dctcps_alpha_cannot_rise_from_a_low_marked_fraction() {
     let p = pair(l4s_dctcp(4.0));
     assert!(p.mbps[0] > 3.0 * p.mbps[1], "{:?}", p.mbps);
     assert!(p.marked > 0.03 && p.marked < 0.25, "marked {:.3}", p.marked);
+    assert!(p.alpha < p.marked / 8.0, "mean alpha {:.4}, marked {:.3}", p.alpha, p.marked);
     assert!(p.owd_ms[0] < 10.0 + 2.0, "{:?}", p.owd_ms);
 }
 

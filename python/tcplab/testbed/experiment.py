@@ -734,12 +734,13 @@ def load(path: str | os.PathLike[str]) -> Scenario:
 
 class _Sampler(threading.Thread):
     """Asks the router for its report (SIGUSR1) at every interval end and keeps each sender's
-    cumulative packet and drop counts: the per-interval ``sent_pkts``/``dropped_pkts``."""
+    cumulative packet, drop and CE-mark counts: the per-interval ``sent_pkts``/``dropped_pkts``/
+    ``marked_pkts``."""
 
     def __init__(self, router: _Router, t0_ns: int, interval_ns: int, count: int) -> None:
         super().__init__(daemon=True)
         self.router, self.t0_ns, self.interval_ns, self.count = router, t0_ns, interval_ns, count
-        self.snapshots: dict[int, dict[str, tuple[int, int]]] = {}
+        self.snapshots: dict[int, dict[str, tuple[int, int, int]]] = {}
         self.halt = threading.Event()
 
     def run(self) -> None:
@@ -754,7 +755,7 @@ class _Sampler(threading.Thread):
                 time.sleep(0.005)
             with contextlib.suppress(OSError, ValueError, KeyError, IndexError):
                 fwd = json.loads(path.read_text())["directions"][0]
-                self.snapshots[k] = {s["addr"]: (s["pkts"], s["dropped"]) for s in fwd["sources"]}
+                self.snapshots[k] = {s["addr"]: (s["pkts"], s["dropped"], s.get("marked", 0)) for s in fwd["sources"]}
 
     def stop(self) -> None:
         self.halt.set()
@@ -771,7 +772,7 @@ class _FlowRun:
     counters: dict[str, int]
 
 
-def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int]]], int]:
+def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int, int]]], int]:
     """Each flow's iperf3 run, the router's per-interval counts, and the run's time origin
     (CLOCK_MONOTONIC ns, the router's clock too)."""
     duration_ns = scenario.duration.ns
@@ -861,7 +862,7 @@ def _sample(ends: np.ndarray, spans: list[tuple[float, float, float]]) -> np.nda
 def _result(
     scenario: Scenario,
     runs: list[_FlowRun],
-    snapshots: dict[int, dict[str, tuple[int, int]]],
+    snapshots: dict[int, dict[str, tuple[int, int, int]]],
     report: dict[str, Any],
     calibration: Calibration,
     calibration_source: str,
@@ -879,7 +880,7 @@ def _result(
     by_source = {s["addr"]: s for s in fwd["sources"]}
     nan = np.full(n, np.nan)
 
-    rows: dict[str, list[Any]] = {k: [] for k in ("flow", "t_ns", "goodput_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "retrans_pkts", "sent_pkts", "dropped_pkts", "in_flight_bytes")}
+    rows: dict[str, list[Any]] = {k: [] for k in ("flow", "t_ns", "goodput_bytes", "cwnd_bytes", "ssthresh_bytes", "srtt_ns", "retrans_pkts", "sent_pkts", "dropped_pkts", "in_flight_bytes", "marked_pkts", "pacing_rate_bps", "dctcp_alpha")}
     sent_pkts, sent_bytes, dropped, marked, goodput, retrans = [], [], [], [], [], []
     data_starts = _data_starts(runs, by_source, t0_ns)
     for i, r in enumerate(runs):
@@ -907,14 +908,16 @@ def _result(
         rows["cwnd_bytes"].extend(_sample(ends, cwnd).tolist())
         rows["srtt_ns"].extend(_sample(ends, rtt).tolist())
         rows["retrans_pkts"].extend(np.round(_spread(ends, rtx)).tolist())
-        for column in ("ssthresh_bytes", "in_flight_bytes"):
+        # iperf3 reports neither ssthresh, in-flight nor the pacing rate; a BPF congestion
+        # control has no diagnostics to read DCTCP's alpha from.
+        for column in ("ssthresh_bytes", "in_flight_bytes", "pacing_rate_bps", "dctcp_alpha"):
             rows[column].extend([np.nan] * len(ends))
         source = by_source.get(topology.sender_addr(i + 1), {})
         # Cumulative counts at each interval end (the last from the final report), differenced.
         addr = topology.sender_addr(i + 1)
-        cumulative = {k: snap.get(addr, (0, 0)) for k, snap in snapshots.items()}
-        cumulative[len(ends)] = (source.get("pkts", 0), source.get("dropped", 0))
-        for column, j in (("sent_pkts", 0), ("dropped_pkts", 1)):
+        cumulative = {k: snap.get(addr, (0, 0, 0)) for k, snap in snapshots.items()}
+        cumulative[len(ends)] = (source.get("pkts", 0), source.get("dropped", 0), source.get("marked", 0))
+        for column, j in (("sent_pkts", 0), ("dropped_pkts", 1), ("marked_pkts", 2)):
             at = np.array([np.nan, *(cumulative[k][j] if k in cumulative else np.nan for k in range(1, len(ends) + 1))], dtype=float)
             at[0] = 0.0
             rows[column].extend(np.diff(at).tolist())

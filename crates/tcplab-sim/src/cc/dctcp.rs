@@ -18,7 +18,7 @@ use super::params::{Param, ParamValues};
 use super::{CaEvent, CaState, CongestionOps, Reno, TcpCcView};
 
 /// Linux `DCTCP_MAX_ALPHA`: α = 1 in its fixed point.
-const MAX_ALPHA: u32 = 1024;
+pub(super) const MAX_ALPHA: u32 = 1024;
 
 pub const PARAMS: &[Param] = &[
     Param { name: "shift_g", default: 4.0, min: 0.0, max: 10.0, help: "the estimation gain g = 1/2^shift_g of the marked fraction's moving average (Linux dctcp_shift_g)" },

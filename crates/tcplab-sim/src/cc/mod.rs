@@ -548,6 +548,14 @@ impl Cc {
         Ok((alg.build)(&values))
     }
 
+    /// DCTCP's α, the moving average of the marked fraction (0–1); `None` for other algorithms.
+    pub fn dctcp_alpha(&self) -> Option<f64> {
+        match self {
+            Cc::Dctcp(d) => Some(d.alpha as f64 / dctcp::MAX_ALPHA as f64),
+            _ => None,
+        }
+    }
+
     /// Hand the algorithm its random stream (Linux's `get_random_u32`), for those that draw.
     pub fn seed_rng(&mut self, rng: Rng) {
         if let Cc::Bbr(b) = self {

@@ -1547,4 +1547,11 @@ impl TcpSender {
     pub fn ssthresh_bytes(&self) -> Option<u64> {
         (self.tp.snd_ssthresh < INFINITE_SSTHRESH).then(|| self.tp.snd_ssthresh as u64 * self.mss_bytes as u64)
     }
+
+    /// The rate the sender paces at, bit/s of payload (Linux `sk_pacing_rate` × 8); `None` when it
+    /// does not pace, or paces without a limit yet (before its first RTT sample).
+    pub fn pacing_rate_bps(&self) -> Option<u64> {
+        let rate = self.tp.pacing_rate_bps;
+        (self.paced && rate > 0 && rate != u64::MAX).then_some(rate)
+    }
 }
