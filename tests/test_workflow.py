@@ -57,7 +57,7 @@ def test_run_rerun_table_report_export(tmp_path: Path) -> None:
     assert written.returncode == 0, written.stderr
     assert_self_contained(html.read_text())
     page = open_page(html)
-    assert page.plots == 6 and page.rendered == page.plots
+    assert page.plots == 7 and page.rendered == page.plots
     assert page.errors == []
     assert page.requests == []
     assert page.screenshot[:8] == b"\x89PNG\r\n\x1a\n" and len(page.screenshot) > 50_000

@@ -142,5 +142,8 @@ def _static_figures(frames: analysis.Frames, directory: Path, name: str) -> list
         written += plots.save(plots.flow_shares_figure(cells), directory, f"{name}-flow-shares")
     first = runs["run_id"].iloc[0]
     written += plots.save(plots.throughput_figure(frames, first), directory, f"{name}-throughput")
+    iv = frames.intervals[frames.intervals["run_id"] == first]
+    if "cwnd_bytes" in iv.columns and iv["cwnd_bytes"].notna().any():
+        written += plots.save(plots.window_figure(frames, first), directory, f"{name}-window")
     written += plots.save(plots.jt_figure(frames, [first]), directory, f"{name}-jt")
     return written

@@ -42,6 +42,7 @@ __all__ = [
     "jfi_heatmap_figure",
     "difference_figure",
     "throughput_figure",
+    "window_figure",
     "jt_figure",
     "jfi_vs_rtt_figure",
     "cbr_figure",
@@ -51,6 +52,7 @@ __all__ = [
     "jfi_surface_plotly",
     "difference_plotly",
     "throughput_plotly",
+    "window_plotly",
     "jt_plotly",
     "jfi_vs_rtt_plotly",
     "cbr_plotly",
@@ -244,6 +246,40 @@ def throughput_figure(frames: Any, run_id: Any, window: tuple[float, float] | No
     ax.legend(loc="lower right", fontsize="small")
     label = _run_label(frames.runs, run_id, _varying(frames.runs))
     ax.set_title(_title(f"throughput per interval ({label})", experiment or _experiment(frames.runs, None)))
+    return fig
+
+
+def _window_panels(iv: pd.DataFrame) -> list[tuple[str, str, float]]:
+    """(column, axis title, scale) of the window figure's panels: cwnd and smoothed RTT, and
+    DCTCP's α when the run has it."""
+    panels = [("cwnd_bytes", "cwnd (kB)", 1e-3), ("srtt_ns", "smoothed RTT (ms)", 1e-6)]
+    if "dctcp_alpha" in iv.columns and iv["dctcp_alpha"].notna().any():
+        panels.append(("dctcp_alpha", "DCTCP α", 1.0))
+    return panels
+
+
+def window_figure(frames: Any, run_id: Any, window: tuple[float, float] | None = None, experiment: str | None = None) -> Any:
+    """Each flow's congestion window (kB) and smoothed RTT (ms) in one run, as sampled at each
+    interval's end, one panel each; a third panel with DCTCP's α when the run has it. Flows
+    without a window (CBR) are left out."""
+    plt = _mpl()
+    iv, names = _run_intervals(frames, run_id)
+    panels = _window_panels(iv)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.4 * len(panels) + 0.6), sharex=True)
+    for ax, (column, title, scale) in zip(axes, panels):
+        _window_span(ax, window)
+        for k, (flow, rows) in enumerate(iv.groupby("flow", sort=True)):
+            if column not in rows.columns or rows[column].isna().all():
+                continue
+            colour, marker, dash = STYLES[k % len(STYLES)]
+            ax.plot(rows["t_s"], rows[column] * scale, color=colour, marker=marker, linestyle=dash, markevery=max(1, len(rows) // 12), markersize=4, label=names.get(flow, f"flow{flow + 1}"))
+        ax.set_ylabel(title)
+        ax.set_ylim(bottom=0)
+    axes[0].legend(loc="upper right", fontsize="small")
+    axes[-1].set_xlabel("time (s)")
+    label = _run_label(frames.runs, run_id, _varying(frames.runs))
+    axes[0].set_title(_title(f"window and round trip at each interval's end ({label})", experiment or _experiment(frames.runs, None)))
+    fig.tight_layout()
     return fig
 
 
@@ -463,6 +499,35 @@ def throughput_plotly(frames: Any, run_id: Any, experiment: str | None = None) -
         fig.add_trace(go.Scatter(x=rows["t_s"], y=rows["throughput_mbps"], mode="lines+markers", name=names.get(flow, f"flow{flow + 1}"), **_line_style(k)))
     label = _run_label(frames.runs, run_id, _varying(frames.runs))
     return _layout(fig, _title(f"throughput per interval ({label})", experiment or _experiment(frames.runs, None)), "time (s)", "throughput (Mb/s)")
+
+
+def window_plotly(frames: Any, run_id: Any, experiment: str | None = None) -> Any:
+    """Each flow's congestion window (kB) and smoothed RTT (ms) in one run, as sampled at each
+    interval's end, one panel each; a third panel with DCTCP's α when the run has it. Flows
+    without a window (CBR) are left out."""
+    go = _go()
+    from plotly.subplots import make_subplots
+
+    iv, names = _run_intervals(frames, run_id)
+    panels = _window_panels(iv)
+    fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.06)
+    for k, (flow, rows) in enumerate(iv.groupby("flow", sort=True)):
+        for row, (column, _, scale) in enumerate(panels, start=1):
+            if column not in rows.columns or rows[column].isna().all():
+                continue
+            fig.add_trace(
+                go.Scatter(x=rows["t_s"], y=rows[column] * scale, mode="lines+markers", name=names.get(flow, f"flow{flow + 1}"),
+                           legendgroup=str(flow), showlegend=row == 1, **_line_style(k)),
+                row=row, col=1,
+            )  # fmt: skip
+    for row, (_, title, _) in enumerate(panels, start=1):
+        fig.update_yaxes(title_text=title, rangemode="tozero", row=row, col=1)
+    fig.update_xaxes(title_text="time (s)", row=len(panels), col=1)
+    label = _run_label(frames.runs, run_id, _varying(frames.runs))
+    _layout(fig, _title(f"window and round trip at each interval's end ({label})", experiment or _experiment(frames.runs, None)), "", "cwnd (kB)",
+            height=260 * len(panels) + 80)  # fmt: skip
+    fig.update_layout(xaxis_title=None)
+    return fig
 
 
 def jt_plotly(frames: Any, run_ids: Sequence[Any], experiment: str | None = None) -> Any:

@@ -48,6 +48,11 @@ def figures(frames: Frames, cells: pd.DataFrame, runs_table: pd.DataFrame, exper
     if not first.empty:
         run_id = first["run_id"].iloc[0]
         out.append((f"Throughput of each flow per interval in run {run_id}.", plots.throughput_plotly(frames, run_id, experiment=experiment)))
+        iv = frames.intervals[frames.intervals["run_id"] == run_id]
+        if "cwnd_bytes" in iv.columns and iv["cwnd_bytes"].notna().any():
+            caption = f"Congestion window and smoothed RTT of each flow in run {run_id}, sampled at each interval's end"
+            caption += " (with DCTCP's α)." if "dctcp_alpha" in iv.columns and iv["dctcp_alpha"].notna().any() else "."
+            out.append((caption, plots.window_plotly(frames, run_id, experiment=experiment)))
         examples = _examples(first)
         out.append(("J(t) per interval, one example run per RTT (003 Figs. 4–7).", plots.jt_plotly(frames, examples, experiment=experiment)))
     if len(plots.flow_columns(cells)) >= 3:
@@ -128,7 +133,7 @@ def render(frames: Frames, experiment: str | None = None, params: Mapping[str, A
         _params_html(frames, experiment),
         "<h2>Summary tables</h2>",
     ]
-    for metric, caption in (("jfi", "JFI, eq. (1)"), ("jt_mean", "mean J(t), eq. (2)"), ("utilisation", "link utilisation (the flows' throughput / the bottleneck's rate)"), ("queue_mean_ms", "mean queueing delay at the bottleneck (ms): its packets' sojourn time over the run"), ("drop_rate", "drop rate (dropped / sent packets)"), ("mark_rate", "ECN mark rate (packets that arrived CE-marked / packets sent, over the whole run)")):
+    for metric, caption in (("jfi", "JFI, eq. (1)"), ("jt_mean", "mean J(t), eq. (2)"), ("utilisation", "link utilisation (the flows' throughput / the bottleneck's rate)"), ("queue_mean_ms", "mean queueing delay at the bottleneck (ms): its packets' sojourn time over the run"), ("drop_rate", "drop rate (dropped / sent packets)"), ("mark_rate", "ECN mark rate (packets that arrived CE-marked / packets sent, over the window)")):
         if f"{metric}_mean" in cells.columns and cells[f"{metric}_mean"].notna().any():
             if metric == "mark_rate" and not (cells["mark_rate_mean"] > 0).any():
                 continue  # an experiment without ECN
