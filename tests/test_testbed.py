@@ -406,7 +406,10 @@ def test_dctcp_runs_in_the_kernel_as_tcplabs_bpf_program_and_fills_the_link_as_s
     has no tcp_dctcp, so the testbed registers tcplab's BPF DCTCP (tcplab.testbed.bpf) and the
     run says so; the kernel negotiates ECN for it (no drop), and in both backends the link stays
     full with the queue near the threshold (2026-12-03, 30 s, 10–30 s: 96.33 and 96.53 Mb/s,
-    7,150 and 6,168 marks, mean queue 33.0 and 34.8 packets; docs/algorithms/dctcp.md)."""
+    7,150 and 6,168 marks, mean queue 33.0 and 34.8 packets; docs/algorithms/dctcp.md). Both
+    report α at each second's end (the testbed's from the BPF program's map), and in both its
+    mean over the window follows the flow's marked fraction (2026-12-03, 20 s, 8–20 s: kernel α
+    0.053 with 5.3% marked, on a run marked invalid; simulator 0.030 with 2.5%)."""
     tb, sim = _on_both_backends(tmp_path, "dctcp", 'duration = "20s"\nwindow = "8s:20s"\n' + _DCTCP)
     assert tb.meta["backend_info"]["congestion_control"] == ["dctcp"]
     # tcplab's program, unless this kernel has its own DCTCP (then nothing was registered).
@@ -417,6 +420,10 @@ def test_dctcp_runs_in_the_kernel_as_tcplabs_bpf_program_and_fills_the_link_as_s
             assert q["dropped_pkts"] == 0 and q["marked_pkts"] > 1000, (name, q)
             assert 20 < q["mean_pkts"] < 50, (name, q["mean_pkts"])
             assert r.summary()["throughput_mbps"].sum() > 93, (name, r.summary()["throughput_mbps"])
+            inside = r.intervals[r.intervals.t_s > 8]
+            alpha, marked = inside["dctcp_alpha"], inside["marked_pkts"].sum() / inside["sent_pkts"].sum()
+            assert alpha.notna().all() and alpha.between(0, 1).all(), (name, alpha.tolist())
+            assert 0.5 < alpha.mean() / marked < 2, (name, alpha.mean(), marked)
     _assert_nothing_left()
 
 

@@ -20,13 +20,14 @@ with BTF (``/sys/kernel/btf/vmlinux``) and BPF congestion controls.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
 
 from . import tools
 
-__all__ = ["SOURCES", "register", "registered", "map_name"]
+__all__ = ["SOURCES", "register", "registered", "map_name", "dctcp_alphas", "ALPHA_MAP"]
 
 #: Congestion-control name → its BPF source in this package's ``bpf/`` directory.
 SOURCES = {
@@ -120,6 +121,31 @@ def register(name: str) -> str | None:
     except tools.ToolError as e:
         return str(e).splitlines()[0]
     return None
+
+
+#: The map in which tcplab's DCTCP publishes each connection's α (``bpf/dctcp.bpf.c``).
+ALPHA_MAP = "tcplab_alpha"
+
+
+def dctcp_alphas(since_ns: int) -> dict[str, float]:
+    """DCTCP's α (0–1) of each connection tcplab's BPF DCTCP opened at ``since_ns`` or later
+    (CLOCK_MONOTONIC), by its local IPv4 address; of several from one address, the one that
+    delivered the most (a bulk flow's data connection, not iperf3's control connection). Empty
+    when the map is not there (no BPF DCTCP, or a kernel's own) or cannot be read."""
+    text = tools.run(["bpftool", "-j", "map", "dump", "name", ALPHA_MAP], timeout=10, what="reading DCTCP's alpha", check=False)
+    try:
+        entries = json.loads(text) if text.strip() else []
+    except json.JSONDecodeError:
+        return {}
+    best: dict[str, tuple[int, float]] = {}
+    for entry in entries:
+        raw, value = entry.get("key"), entry.get("formatted", {}).get("value")
+        if not isinstance(raw, list) or len(raw) < 4 or not isinstance(value, dict) or value.get("born_ns", 0) < since_ns:
+            continue
+        addr = ".".join(str(int(b, 16)) for b in raw[:4])  # the address's bytes in network order
+        if addr not in best or value["delivered"] > best[addr][0]:
+            best[addr] = (value["delivered"], value["alpha"] / 1024)
+    return {addr: alpha for addr, (_, alpha) in best.items()}
 
 
 def registered() -> list[str]:

@@ -698,7 +698,7 @@ def run(
             bed.renew_router()  # the pings' load is not the flows' traffic: the router counts from zero
         hosts = _read_back(n)
         assert bed.router is not None
-        flows, snapshots, t0_ns = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)
+        flows, sampler, t0_ns = _run_flows(scenario, stacks, starts_ns, bed.workdir, bed.router)
         report = bed.router.stop()
         if router_pcap is not None:
             assert bed.router.pcap_path is not None
@@ -709,7 +709,7 @@ def run(
         source = "this run (ping)"
     else:
         source = "the sweep's calibration of this RTT and bottleneck"
-    return _result(scenario, flows, snapshots, report, calibration, source, hosts, stacks, profile, queue, starts_ns, duration_ns, t0_ns)
+    return _result(scenario, flows, sampler.snapshots, sampler.alphas, report, calibration, source, hosts, stacks, profile, queue, starts_ns, duration_ns, t0_ns)
 
 
 def _read_back(pairs: int) -> dict[str, Any]:
@@ -735,13 +735,19 @@ def load(path: str | os.PathLike[str]) -> Scenario:
 class _Sampler(threading.Thread):
     """Asks the router for its report (SIGUSR1) at every interval end and keeps each sender's
     cumulative packet, drop and CE-mark counts: the per-interval ``sent_pkts``/``dropped_pkts``/
-    ``marked_pkts``."""
+    ``marked_pkts``; with ``alpha``, also the BPF DCTCP connections' α (``dctcp_alpha``)."""
 
-    def __init__(self, router: _Router, t0_ns: int, interval_ns: int, count: int) -> None:
+    def __init__(self, router: _Router, t0_ns: int, interval_ns: int, count: int, alpha: bool = False) -> None:
         super().__init__(daemon=True)
-        self.router, self.t0_ns, self.interval_ns, self.count = router, t0_ns, interval_ns, count
+        self.router, self.t0_ns, self.interval_ns, self.count, self.alpha = router, t0_ns, interval_ns, count, alpha
         self.snapshots: dict[int, dict[str, tuple[int, int, int]]] = {}
+        self.alphas: dict[int, dict[str, float]] = {}
         self.halt = threading.Event()
+
+    def sample_alpha(self, k: int) -> None:
+        """α of each BPF DCTCP connection opened in this run, as it is now: interval ``k``'s end."""
+        if self.alpha:
+            self.alphas[k] = bpf.dctcp_alphas(self.t0_ns)
 
     def run(self) -> None:
         path = self.router.report_path
@@ -750,6 +756,7 @@ class _Sampler(threading.Thread):
                 return
             path.unlink(missing_ok=True)
             self.router.proc.send_signal(signal.SIGUSR1)
+            self.sample_alpha(k)
             deadline = time.monotonic() + 0.5
             while not path.exists() and time.monotonic() < deadline and not self.halt.is_set():
                 time.sleep(0.005)
@@ -772,9 +779,9 @@ class _FlowRun:
     counters: dict[str, int]
 
 
-def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], dict[int, dict[str, tuple[int, int, int]]], int]:
-    """Each flow's iperf3 run, the router's per-interval counts, and the run's time origin
-    (CLOCK_MONOTONIC ns, the router's clock too)."""
+def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], _Sampler, int]:
+    """Each flow's iperf3 run, what the sampler kept at each interval's end (the router's counts,
+    BPF DCTCP's α), and the run's time origin (CLOCK_MONOTONIC ns, the router's clock too)."""
     duration_ns = scenario.duration.ns
     sampler: _Sampler | None = None
     servers: list[subprocess.Popen[bytes]] = []
@@ -792,7 +799,8 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
         before = [tools.kernel_counters(topology.sender_ns(i + 1)) for i in range(len(scenario.flows))]
         order = sorted(range(len(scenario.flows)), key=lambda i: starts_ns[i])
         t0 = router.start()
-        sampler = _Sampler(router, t0, scenario.interval.ns, len(_bins(duration_ns, scenario.interval.ns)))
+        count = len(_bins(duration_ns, scenario.interval.ns))
+        sampler = _Sampler(router, t0, scenario.interval.ns, count, alpha="dctcp" in {s.cc for s in stacks} and "dctcp" in bpf.registered())
         sampler.start()
         actual = list(starts_ns)
         for i in order:
@@ -812,6 +820,8 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
         for proc in [*clients, *servers]:
             assert proc is not None
             proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        sampler.stop()
+        sampler.sample_alpha(count)  # as the flows ended: the map keeps closed connections' last α
         runs = []
         for i, (s_out, s_err, c_out, c_err) in enumerate(files):
             client = tools.read_json(c_out, f"iperf3 client of flow {i + 1}", c_err)
@@ -819,8 +829,7 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
             after = tools.kernel_counters(topology.sender_ns(i + 1))
             counters = {k: v - before[i].get(k, 0) for k, v in after.items() if v != before[i].get(k, 0)}
             runs.append(_FlowRun(actual[i], client, server, counters))
-        sampler.stop()
-        return runs, sampler.snapshots, t0
+        return runs, sampler, t0
     finally:
         if sampler is not None:
             sampler.stop()
@@ -863,6 +872,7 @@ def _result(
     scenario: Scenario,
     runs: list[_FlowRun],
     snapshots: dict[int, dict[str, tuple[int, int, int]]],
+    alphas: dict[int, dict[str, float]],
     report: dict[str, Any],
     calibration: Calibration,
     calibration_source: str,
@@ -908,10 +918,13 @@ def _result(
         rows["cwnd_bytes"].extend(_sample(ends, cwnd).tolist())
         rows["srtt_ns"].extend(_sample(ends, rtt).tolist())
         rows["retrans_pkts"].extend(np.round(_spread(ends, rtx)).tolist())
-        # iperf3 reports neither ssthresh, in-flight nor the pacing rate; a BPF congestion
-        # control has no diagnostics to read DCTCP's alpha from.
-        for column in ("ssthresh_bytes", "in_flight_bytes", "pacing_rate_bps", "dctcp_alpha"):
+        # iperf3 reports neither ssthresh, in-flight nor the pacing rate.
+        for column in ("ssthresh_bytes", "in_flight_bytes", "pacing_rate_bps"):
             rows[column].extend([np.nan] * len(ends))
+        # DCTCP's α from tcplab's BPF DCTCP at each interval's end (none before the flow's
+        # connection opened).
+        addr = topology.sender_addr(i + 1)
+        rows["dctcp_alpha"].extend([alphas.get(k, {}).get(addr, np.nan) if stacks[i].cc == "dctcp" else np.nan for k in range(1, len(ends) + 1)])
         source = by_source.get(topology.sender_addr(i + 1), {})
         # Cumulative counts at each interval end (the last from the final report), differenced.
         addr = topology.sender_addr(i + 1)

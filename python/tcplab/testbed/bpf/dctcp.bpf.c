@@ -8,7 +8,8 @@
  * CWR and PRR, and calls these hooks where it calls tcp_dctcp.c's. The defaults are Linux's
  * module parameters: g = 1/16 (dctcp_shift_g 4), alpha starting at 1 (dctcp_alpha_on_init 1024).
  * Not here: the fallback to Reno without ECN (the testbed's flows always negotiate it), PLB and
- * get_info (ss -i shows no alpha).
+ * get_info (ss -i shows no alpha). Instead each connection's alpha is published in the map
+ * tcplab_alpha at every update, which the testbed reads at each interval's end.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -36,6 +37,29 @@ struct dctcp_state {
 	__u32 loss_cwnd;
 };
 
+/* A connection: its addresses and ports as the socket holds them (the local port in host order,
+ * the remote one in network order). */
+struct alpha_key {
+	__u32 saddr;
+	__u32 daddr;
+	__u16 sport;
+	__u16 dport;
+};
+
+struct alpha_value {
+	__u32 alpha;		/* in 1/1024 */
+	__u32 delivered;	/* tp->delivered at the update */
+	__u64 born_ns;		/* CLOCK_MONOTONIC at init: tells this connection from an older one */
+};
+
+/* Least recently updated connections make way, so the map never fills. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct alpha_key);
+	__type(value, struct alpha_value);
+} tcplab_alpha SEC(".maps");
+
 static __always_inline struct tcp_sock *tp_of(struct sock *sk)
 {
 	return (struct tcp_sock *)sk;
@@ -44,6 +68,22 @@ static __always_inline struct tcp_sock *tp_of(struct sock *sk)
 static __always_inline struct dctcp_state *state_of(struct sock *sk)
 {
 	return (struct dctcp_state *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
+}
+
+static __always_inline void publish(struct sock *sk, __u32 alpha, __u64 born_ns)
+{
+	struct alpha_key key = {
+		.saddr = sk->__sk_common.skc_rcv_saddr,
+		.daddr = sk->__sk_common.skc_daddr,
+		.sport = sk->__sk_common.skc_num,
+		.dport = sk->__sk_common.skc_dport,
+	};
+	struct alpha_value value = { .alpha = alpha, .delivered = tp_of(sk)->delivered, .born_ns = born_ns };
+	struct alpha_value *old = bpf_map_lookup_elem(&tcplab_alpha, &key);
+
+	if (old && !born_ns)
+		value.born_ns = old->born_ns;
+	bpf_map_update_elem(&tcplab_alpha, &key, &value, BPF_ANY);
 }
 
 static __always_inline void window_starts(struct tcp_sock *tp, struct dctcp_state *ca)
@@ -64,6 +104,7 @@ void BPF_PROG(tcplab_dctcp_init, struct sock *sk)
 	ca->loss_cwnd = 0;
 	ca->ce_state = 0;
 	window_starts(tp, ca);
+	publish(sk, ca->alpha, bpf_ktime_get_ns());
 }
 
 SEC("struct_ops/tcplab_dctcp_ssthresh")
@@ -101,6 +142,7 @@ void BPF_PROG(tcplab_dctcp_update_alpha, struct sock *sk, __u32 flags)
 	}
 	ca->alpha = alpha;
 	window_starts(tp, ca);
+	publish(sk, alpha, 0);
 }
 
 static __always_inline void react_to_loss(struct sock *sk)
