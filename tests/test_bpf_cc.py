@@ -79,3 +79,15 @@ def test_a_changed_source_replaces_the_registered_program(tmp_path: Path, monkey
         assert bpf.register("scalable") is None  # the package's own again
     assert struct_ops_id() not in (before, changed)
     assert _loopback_transfer("scalable")["sender_tcp_congestion"] == "scalable"
+
+
+def test_dctcp_publishes_each_connections_alpha() -> None:
+    """tcplab's DCTCP keeps each connection's α in its map for the testbed's series: a loopback
+    transfer (ECN negotiated, nothing marked) leaves an entry for 127.0.0.1 whose α decayed from 1
+    at the start; an entry opened before ``since_ns`` is not this run's and is left out."""
+    assert bpf.register("dctcp") is None
+    since = time.monotonic_ns()
+    _loopback_transfer("dctcp")
+    alphas = bpf.dctcp_alphas(since)
+    assert set(alphas) == {"127.0.0.1"} and 0 <= alphas["127.0.0.1"] < 0.5, alphas
+    assert bpf.dctcp_alphas(time.monotonic_ns()) == {}
