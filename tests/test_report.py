@@ -102,3 +102,7 @@ def test_the_window_figure_shows_each_flows_cwnd_and_rtt_and_dctcps_alpha(tiny_s
     alpha = [trace for trace in fig.data if trace.yaxis == "y3"]
     assert len(alpha) == 1 and alpha[0].name.startswith("flow1") and 0 <= min(alpha[0].y) <= max(alpha[0].y) <= 1
     assert "(with DCTCP&#x27;s α)" in report.render(frames)
+    # Per run, the DCTCP flow's mean α over the window's intervals (2–6 s); none for Reno.
+    runs = analysis.per_run(frames)
+    iv = frames.intervals[(frames.intervals.flow == 0) & (frames.intervals.t_s > 2)]
+    assert runs["flow1_dctcp_alpha"].iloc[0] == pytest.approx(iv["dctcp_alpha"].mean()) and "flow2_dctcp_alpha" not in runs

@@ -353,7 +353,8 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     sent in the window, all flows; each flow's as ``flowN_mark_rate``; over the whole run for runs
     stored before marks were counted per interval), ``retrans_pkts`` (in the window, all flows),
     ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows; each flow's as ``flowN_owd_mean_ms``,
-    ``flowN_owd_p99_ms``), ``rtt_p50_ms`` / ``rtt_p99_ms``
+    ``flowN_owd_p99_ms``), for a DCTCP flow ``flowN_dctcp_alpha`` (the mean of its α at the ends of
+    the intervals in the window), ``rtt_p50_ms`` / ``rtt_p99_ms``
     (percentiles of the per-interval smoothed RTT inside the window), and the bottleneck queue's
     delay ``queue_mean_ms``, ``queue_p50_ms``, ``queue_p99_ms`` (its sojourn times over the run, from
     ``queues``; without ``queues``, the smoothed-RTT percentiles less a ``topology.rtt`` axis's base
@@ -417,6 +418,7 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
                 out[f"flow{int(flow) + 1}_{column}"] = out["run_id"].map(own[flow])
 
     jt_mean, jt_std, rtt50, rtt99 = {}, {}, {}, {}
+    alpha: dict[int, dict[Any, float]] = {}  # flow → run → DCTCP's mean α in the window
     for run_id, rows in intervals.groupby("run_id", sort=False):
         span = _interval_s(rows)
         start, stop = window if window is not None else _run_window(frames.scenarios.get(str(run_id)), float(rows["t_s"].max()), span)
@@ -428,10 +430,15 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
         if "srtt_ns" in inside.columns and inside["srtt_ns"].notna().any():
             srtt_ms = inside["srtt_ns"].dropna().to_numpy(dtype=float) / 1e6
             rtt50[run_id], rtt99[run_id] = np.percentile(srtt_ms, [50, 99])
+        if "dctcp_alpha" in inside.columns:
+            for flow, mean in inside.groupby("flow")["dctcp_alpha"].mean().dropna().items():
+                alpha.setdefault(int(flow), {})[run_id] = float(mean)
     out["jt_mean"] = out["run_id"].map(jt_mean)
     out["jt_std"] = out["run_id"].map(jt_std)
     out["rtt_p50_ms"] = out["run_id"].map(rtt50)
     out["rtt_p99_ms"] = out["run_id"].map(rtt99)
+    for flow in sorted(alpha):
+        out[f"flow{flow + 1}_dctcp_alpha"] = out["run_id"].map(alpha[flow])
     queues = bottleneck_queues(frames)
     if queues is not None:
         by_id = queues.set_index("run_id")
@@ -695,7 +702,7 @@ def summary_table(frames: Frames, metric: str = "jfi", rows: str | None = None, 
     if metric not in allowed:
         raise ResultsError("--metric", metric, f"expected one of {', '.join(allowed)}")
     cells = aggregate(runs_table, [metric])
-    text = table(cells, metric, rows=rows, digits=4 if metric in ("drop_rate", "mark_rate", "utilisation") or metric.endswith("_mark_rate") else 2)
+    text = table(cells, metric, rows=rows, digits=4 if metric in ("drop_rate", "mark_rate", "utilisation") or metric.endswith(("_mark_rate", "_dctcp_alpha")) else 2)
     n = cells["n"]
     count = f"{n.min()}" if n.min() == n.max() else f"{n.min()}–{n.max()}"
     names = ", ".join(experiments(frames))
