@@ -105,6 +105,27 @@ def test_utilisation_is_against_the_schedules_mean_over_the_window(tmp_path: Pat
         assert 0.85 < row.utilisation < 0.975, row.utilisation
     queues = analysis.bottleneck_queues(frames)
     assert queues is not None and queues["rate_mbps"].tolist() == pytest.approx([capacity] * 2)
+    # Over a window given explicitly, that window's mean rate.
+    queues = analysis.bottleneck_queues(frames, (6.0, 12.0))
+    assert queues is not None and queues["rate_mbps"].tolist() == pytest.approx([5.0] * 2)
+
+
+def test_a_graphs_bottleneck_rate_is_its_schedules_mean_over_the_window(tmp_path: Path) -> None:
+    # A graph's bottleneck is its busiest link; its rate, with a schedule, the mean over the run's
+    # window or over one given to per_run (which utilisation divides by).
+    path = tmp_path / "graph.toml"
+    path.write_text(
+        'name = "graph-step"\nreplications = 1\nwindow = "2s:8s"\n[scenario]\nduration = "8s"\n[scenario.topology]\nkind = "graph"\nnodes = ["a", "b"]\n'
+        'links = [{from = "a", to = "b", rate = "20Mbps", delay = "10ms", rate_schedule = [["4s", "5Mbps"]]}, {from = "b", to = "a", rate = "20Mbps", delay = "10ms"}]\n'
+        '[[scenario.flows]]\nvariant = "cubic"\nsrc = "a"\ndst = "b"\n[sweep]\n"flows[0].variant" = ["cubic"]\n'
+    )
+    frames = analysis.load_frames(run_store(path, tmp_path / "graph.duckdb"))
+    own, given = analysis.bottleneck_queues(frames), analysis.bottleneck_queues(frames, (5.0, 8.0))
+    assert own is not None and given is not None
+    assert own["link"].tolist() == [0] and own["rate_mbps"].tolist() == pytest.approx([(2 * 20 + 4 * 5) / 6])
+    assert given["rate_mbps"].tolist() == pytest.approx([5.0])
+    runs = analysis.per_run(frames, window=(5.0, 8.0))
+    assert runs["utilisation"].iloc[0] == pytest.approx(runs["total_mbps"].iloc[0] / 5.0)
 
 
 def test_a_rate_of_zero_takes_the_link_down_and_tcp_comes_back() -> None:

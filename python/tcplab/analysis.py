@@ -452,9 +452,10 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     return out
 
 
-def bottleneck_queues(frames: Frames) -> pd.DataFrame | None:
+def bottleneck_queues(frames: Frames, window: tuple[float, float] | None = None) -> pd.DataFrame | None:
     """Each run's bottleneck queue: its ``queues`` row with ``rate_mbps`` (the link's rate from the
-    run's scenario, with a rate schedule its mean over the run's window; NaN where unknown). A
+    run's scenario, with a rate schedule its mean over ``window``, by default the run's own; NaN
+    where unknown). A
     dumbbell's is the link from ``router1`` to ``router2``; in a graph, the link with the largest
     time-average occupancy (where a standing queue builds), ties broken by drops. None without
     ``queues``."""
@@ -471,13 +472,13 @@ def bottleneck_queues(frames: Frames) -> pd.DataFrame | None:
             forward = links[(links["from_name"] == "router1") & (links["to_name"] == "router2")]
             if len(forward):
                 chosen = forward.iloc[0]
-                rate = _link_rate_mbps(topology, "bottleneck", "bottleneck_schedule", _own_window(scenario))
+                rate = _link_rate_mbps(topology, "bottleneck", "bottleneck_schedule", window or _own_window(scenario))
         if chosen is None:
             chosen = links.sort_values(["mean_pkts", "dropped_pkts"], ascending=False, kind="stable").iloc[0]
             graph_links = topology.get("links") or []
             link = int(chosen["link"])
             if topology.get("kind") == "graph" and 0 <= link < len(graph_links):
-                rate = _link_rate_mbps(graph_links[link], "rate", "rate_schedule", _own_window(scenario))
+                rate = _link_rate_mbps(graph_links[link], "rate", "rate_schedule", window or _own_window(scenario))
         rows.append({**chosen.to_dict(), "run_id": run_id, "rate_mbps": rate})
     return pd.DataFrame(rows)
 
@@ -538,7 +539,7 @@ def _capacity(frames: Frames, out: pd.DataFrame, capacity_mbps: float | None, wi
         return _link_rate_mbps(topology, "bottleneck", "bottleneck_schedule", window or _own_window(scenario))
 
     rate = out["run_id"].map(dumbbell_rate).astype(float)
-    queues = bottleneck_queues(frames)
+    queues = bottleneck_queues(frames, window)
     if queues is not None:
         rate = rate.fillna(out["run_id"].map(queues.set_index("run_id")["rate_mbps"]).astype(float))
     if "topology.bottleneck" in out.columns:
