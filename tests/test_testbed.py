@@ -333,7 +333,10 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
     1.000, mean queue 83.5 and 82.7 packets; CSFQ 9.49 / 9.82 (9.25 / 10.06 in a second run) and
     9.31 / 9.99, JFI 0.9997 (0.9982) and 0.9988, mean queue 258.1 (264.6) and 255.4 packets;
     FQ-PIE 9.64 / 9.51 and 9.66 / 9.53, JFI 1.0000 in both, mean queue 25.8 and 25.4 packets).
-    DRR drops only at the limit; FRED, CSFQ and FQ-PIE drop before it (every drop, in those runs)."""
+    DRR drops only at the limit; FRED, CSFQ and FQ-PIE drop before it (every drop, in those runs).
+    BBR paces at about its share (its pacing rate at each second's end, the testbed's as ``ss``
+    shows it, its median over the window against its throughput; CUBIC does not pace), and both
+    backends report each flow's bytes in flight every second but the testbed's last."""
     tb, sim = _cubic_and(tmp_path, queue, queue, "bbr")
     for name, r in (("simulator", sim), ("testbed", tb)):
         with _kernel(r):
@@ -341,6 +344,11 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
             assert r.jain() > 0.97 and x.sum() > 17, (name, list(x))
             fwd = r.queues.iloc[0]
             assert fwd["early_drop_pkts"] > 0, (name, fwd)
+            iv = r.intervals[r.intervals.t_s > 8]
+            pacing = iv[iv.flow == 1]["pacing_rate_bps"] / 1e6
+            assert iv[iv.flow == 0]["pacing_rate_bps"].isna().all() and pacing.notna().sum() >= len(pacing) - 1, (name, pacing.tolist())
+            assert 0.8 < pacing.median() / x.iloc[1] < 1.3, (name, pacing.median(), x.iloc[1])
+            assert iv["in_flight_bytes"].notna().sum() >= len(iv) - 2 and (iv["in_flight_bytes"] > 0).any(), (name, iv["in_flight_bytes"].tolist())
     _assert_nothing_left()
 
 

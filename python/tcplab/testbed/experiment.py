@@ -20,6 +20,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -709,7 +710,7 @@ def run(
         source = "this run (ping)"
     else:
         source = "the sweep's calibration of this RTT and bottleneck"
-    return _result(scenario, flows, sampler.snapshots, sampler.alphas, report, calibration, source, hosts, stacks, profile, queue, starts_ns, duration_ns, t0_ns)
+    return _result(scenario, flows, sampler.snapshots, sampler.alphas, sampler.states, report, calibration, source, hosts, stacks, profile, queue, starts_ns, duration_ns, t0_ns)
 
 
 def _read_back(pairs: int) -> dict[str, Any]:
@@ -732,16 +733,50 @@ def load(path: str | os.PathLike[str]) -> Scenario:
     return Scenario.model_validate(data, context={"variants": sorted(available_cc())})
 
 
+_SS_FIELDS = re.compile(r"\b(mss|ssthresh|unacked|sacked|lost|bytes_acked):(\d+)")
+_SS_RETRANS = re.compile(r"\bretrans:(\d+)/")
+_SS_PACING = re.compile(r"\bpacing_rate ([\d.]+)([KMG]?)bps")
+_SS_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def _ss_state(ns: str, dst: str, port: int) -> dict[str, float] | None:
+    """The sender's TCP state as ``ss -ti`` shows it now, of its connection to ``dst``:``port``
+    that has had the most acknowledged (iperf3's data connection, not its control connection):
+    ``ssthresh_bytes`` (NaN while infinite: ss leaves it out), ``in_flight_bytes`` (Linux's
+    ``tcp_packets_in_flight``: unacknowledged less SACKed and lost, plus retransmissions out, ×
+    MSS) and ``pacing_rate_bps``. None when there is no such connection."""
+    text = tools.run(["ss", "-H", "-t", "-i", "-n", "state", "established", "dst", dst, "dport", "=", f":{port}"], ns=ns, timeout=5, what="ss", check=False) or ""
+    best: dict[str, float] | None = None
+    for info in (line for line in text.splitlines() if line[:1].isspace()):
+        fields = {k: int(v) for k, v in _SS_FIELDS.findall(info)}
+        retrans = _SS_RETRANS.search(info)
+        pacing = _SS_PACING.search(info)
+        mss = fields.get("mss", 0)
+        state = {
+            "acked": float(fields.get("bytes_acked", 0)),
+            "ssthresh_bytes": float(fields["ssthresh"] * mss) if "ssthresh" in fields else np.nan,
+            "in_flight_bytes": float((fields.get("unacked", 0) - fields.get("sacked", 0) - fields.get("lost", 0) + (int(retrans.group(1)) if retrans else 0)) * mss),
+            "pacing_rate_bps": float(pacing.group(1)) * _SS_UNITS[pacing.group(2)] if pacing else np.nan,
+        }
+        if best is None or state["acked"] > best["acked"]:
+            best = state
+    return best
+
+
 class _Sampler(threading.Thread):
     """Asks the router for its report (SIGUSR1) at every interval end and keeps each sender's
     cumulative packet, drop and CE-mark counts: the per-interval ``sent_pkts``/``dropped_pkts``/
-    ``marked_pkts``; with ``alpha``, also the BPF DCTCP connections' α (``dctcp_alpha``)."""
+    ``marked_pkts``; with ``alpha``, also the BPF DCTCP connections' α (``dctcp_alpha``); for each
+    TCP flow of ``tcp`` (flow index → sender namespace, receiver address, port), its sender's
+    state as ``ss`` shows it (``ssthresh_bytes``, ``in_flight_bytes``, ``pacing_rate_bps``)."""
 
-    def __init__(self, router: _Router, t0_ns: int, interval_ns: int, count: int, alpha: bool = False) -> None:
+    def __init__(self, router: _Router, t0_ns: int, interval_ns: int, count: int, alpha: bool = False, tcp: dict[int, tuple[str, str, int]] | None = None) -> None:
         super().__init__(daemon=True)
         self.router, self.t0_ns, self.interval_ns, self.count, self.alpha = router, t0_ns, interval_ns, count, alpha
+        self.tcp = tcp or {}
         self.snapshots: dict[int, dict[str, tuple[int, int, int]]] = {}
         self.alphas: dict[int, dict[str, float]] = {}
+        self.states: dict[int, dict[int, dict[str, float]]] = {}
         self.halt = threading.Event()
 
     def sample_alpha(self, k: int) -> None:
@@ -757,6 +792,8 @@ class _Sampler(threading.Thread):
             path.unlink(missing_ok=True)
             self.router.proc.send_signal(signal.SIGUSR1)
             self.sample_alpha(k)
+            states = {i: _ss_state(ns, dst, port) for i, (ns, dst, port) in self.tcp.items()}
+            self.states[k] = {i: state for i, state in states.items() if state is not None}
             deadline = time.monotonic() + 0.5
             while not path.exists() and time.monotonic() < deadline and not self.halt.is_set():
                 time.sleep(0.005)
@@ -800,7 +837,8 @@ def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int]
         order = sorted(range(len(scenario.flows)), key=lambda i: starts_ns[i])
         t0 = router.start()
         count = len(_bins(duration_ns, scenario.interval.ns))
-        sampler = _Sampler(router, t0, scenario.interval.ns, count, alpha="dctcp" in {s.cc for s in stacks} and "dctcp" in bpf.registered())
+        tcp = {i: (topology.sender_ns(i + 1), topology.receiver_addr(i + 1), FLOW_PORT_BASE + i) for i, flow in enumerate(scenario.flows) if isinstance(flow, TcpFlow)}
+        sampler = _Sampler(router, t0, scenario.interval.ns, count, alpha="dctcp" in {s.cc for s in stacks} and "dctcp" in bpf.registered(), tcp=tcp)
         sampler.start()
         actual = list(starts_ns)
         for i in order:
@@ -873,6 +911,7 @@ def _result(
     runs: list[_FlowRun],
     snapshots: dict[int, dict[str, tuple[int, int, int]]],
     alphas: dict[int, dict[str, float]],
+    states: dict[int, dict[int, dict[str, float]]],
     report: dict[str, Any],
     calibration: Calibration,
     calibration_source: str,
@@ -918,9 +957,13 @@ def _result(
         rows["cwnd_bytes"].extend(_sample(ends, cwnd).tolist())
         rows["srtt_ns"].extend(_sample(ends, rtt).tolist())
         rows["retrans_pkts"].extend(np.round(_spread(ends, rtx)).tolist())
-        # iperf3 reports neither ssthresh, in-flight nor the pacing rate.
+        # ssthresh, in-flight and the pacing rate as ss showed them at each interval's end but the
+        # last (the flows have closed by then); the pacing rate only of a flow that paces (the
+        # kernel computes one for every socket, and uses it with pacing on or under BBR).
+        paced = stacks[i].pacing or stacks[i].cc == "bbr"
         for column in ("ssthresh_bytes", "in_flight_bytes", "pacing_rate_bps"):
-            rows[column].extend([np.nan] * len(ends))
+            keep = column != "pacing_rate_bps" or paced
+            rows[column].extend([states.get(k, {}).get(i, {}).get(column, np.nan) if keep else np.nan for k in range(1, len(ends) + 1)])
         # DCTCP's α from tcplab's BPF DCTCP at each interval's end (none before the flow's
         # connection opened).
         addr = topology.sender_addr(i + 1)
