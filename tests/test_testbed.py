@@ -895,3 +895,29 @@ def test_the_paths_overhead_is_smaller_under_a_runs_packet_rate(capsys: pytest.C
     assert least[("idle", "10")] > 1.5 * least[("run", "10")] > 0, lines
     assert 0 < least[("run", "100")] < 0.3, lines
     _assert_nothing_left()
+
+
+def test_the_senders_state_is_read_from_ss_of_its_data_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ss -ti`` of a flow's sender: iperf3's control connection and its data connection go to the
+    same port; the data connection (the most acknowledged) gives the series' ssthresh, packets in
+    flight (Linux's: unacknowledged less SACKed and lost, plus retransmissions out) and pacing
+    rate, whatever unit ss prints it in; ssthresh left out (infinite) is NaN."""
+    from tcplab.testbed import experiment, tools
+
+    out = (
+        "0 0 10.201.1.2:40000 10.202.1.2:5201\n"
+        "\t cubic wscale:7,7 rto:244 rtt:40.1/0.2 mss:1448 cwnd:10 bytes_acked:184 segs_out:7 pacing_rate 2.9Mbps unacked:0\n"
+        "0 0 10.201.1.2:40002 10.202.1.2:5201\n"
+        "\t bbr wscale:7,7 rto:244 rtt:41.2/0.3 mss:1448 cwnd:120 ssthresh:80 bytes_acked:9000000 pacing_rate 19183000bps unacked:110 retrans:2/40 sacked:5 lost:3\n"
+    )
+    calls = []
+    monkeypatch.setattr(tools, "run", lambda cmd, ns=None, **kw: calls.append((cmd, ns)) or out)
+    state = experiment._ss_state("tcplab-s1", "10.202.1.2", 5201)
+    assert calls[0][1] == "tcplab-s1" and calls[0][0][-5:] == ["dst", "10.202.1.2", "dport", "=", ":5201"]
+    assert state is not None
+    assert state["ssthresh_bytes"] == 80 * 1448 and state["in_flight_bytes"] == (110 - 5 - 3 + 2) * 1448 and state["pacing_rate_bps"] == 19_183_000
+    monkeypatch.setattr(tools, "run", lambda cmd, ns=None, **kw: out.split("0 0 10.201.1.2:40002")[0])
+    state = experiment._ss_state("tcplab-s1", "10.202.1.2", 5201)
+    assert state is not None and np.isnan(state["ssthresh_bytes"]) and state["in_flight_bytes"] == 0 and state["pacing_rate_bps"] == 2.9e6
+    monkeypatch.setattr(tools, "run", lambda cmd, ns=None, **kw: "")
+    assert experiment._ss_state("tcplab-s1", "10.202.1.2", 5201) is None
