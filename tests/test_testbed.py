@@ -663,9 +663,16 @@ def test_result_has_simulates_schema_and_the_testbed_record(quick: tcplab.Result
         assert list(getattr(quick, table).columns) == list(getattr(sim, table).columns), table
     assert len(quick.intervals) == len(sim.intervals)
     assert list(quick.queues["link"]) == list(sim.queues["link"])
-    # What the testbed cannot measure is NaN, not zero.
-    assert quick.intervals["ssthresh_bytes"].isna().all()
+    # What the testbed cannot measure is NaN, not zero: the one-way delays, the pacing rate of flows
+    # that do not pace, α of flows that are not DCTCP, and ss's state at the last interval's end,
+    # when the connections have closed (before it, each flow's ssthresh after its first loss).
     assert quick.flows["owd_mean_ns"].isna().all()
+    assert quick.intervals[["pacing_rate_bps", "dctcp_alpha"]].isna().all().all()
+    last = quick.intervals["t_ns"] == quick.intervals["t_ns"].max()
+    assert quick.intervals.loc[last, ["ssthresh_bytes", "in_flight_bytes"]].isna().all().all()
+    for flow, rows in quick.intervals[~last].groupby("flow"):
+        measured = rows["ssthresh_bytes"].notna() & (rows["in_flight_bytes"] > 0)
+        assert measured.iloc[-5:].all(), (flow, rows[["t_s", "ssthresh_bytes", "in_flight_bytes"]].to_string())
     info = quick.meta["backend_info"]
     assert quick.meta["backend"] == info["backend"] == "testbed"
     assert info["kernel"] == os.uname().release

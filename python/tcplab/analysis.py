@@ -350,8 +350,9 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
     the window), ``flowN_mbps`` and ``flowN_share`` (each flow's mean throughput and share),
     ``total_mbps``, ``utilisation`` (total / the bottleneck's rate), ``drop_rate`` (dropped / sent
     packets in the window, all flows), ``mark_rate`` (ECN: packets that arrived CE-marked / packets
-    sent in the window, all flows; each flow's as ``flowN_mark_rate``; over the whole run for runs
-    stored before marks were counted per interval), ``retrans_pkts`` (in the window, all flows),
+    sent in the window, all flows; each flow's as ``flowN_mark_rate`` where any run has marks; over
+    the whole run for runs stored before marks were counted per interval), ``retrans_pkts`` (in the
+    window, all flows),
     ``owd_mean_ms`` and ``owd_p99_ms`` (mean over the flows; each flow's as ``flowN_owd_mean_ms``,
     ``flowN_owd_p99_ms``), for a DCTCP flow ``flowN_dctcp_alpha`` (the mean of its α at the ends of
     the intervals in the window), ``rtt_p50_ms`` / ``rtt_p99_ms``
@@ -401,10 +402,11 @@ def per_run(frames: Frames, window: tuple[float, float] | None = None, capacity_
         by_mark_run = marks.groupby("run_id", sort=False)
         sent = by_mark_run["sent"].sum()
         out["mark_rate"] = out["run_id"].map(by_mark_run["marked_pkts"].sum() / sent.where(sent > 0))
-        marks["rate"] = marks["marked_pkts"] / marks["sent"].where(marks["sent"] > 0)
-        own = marks.pivot_table(index="run_id", columns="flow", values="rate", aggfunc="mean", dropna=False)
-        for flow in own.columns:
-            out[f"flow{int(flow) + 1}_mark_rate"] = out["run_id"].map(own[flow])
+        if (marks["marked_pkts"] > 0).any():  # each flow's, where there are marks at all
+            marks["rate"] = marks["marked_pkts"] / marks["sent"].where(marks["sent"] > 0)
+            own = marks.pivot_table(index="run_id", columns="flow", values="rate", aggfunc="mean", dropna=False)
+            for flow in own.columns:
+                out[f"flow{int(flow) + 1}_mark_rate"] = out["run_id"].map(own[flow])
     else:
         out["mark_rate"] = np.nan
     out["retrans_pkts"] = out["run_id"].map(by_run["retrans_pkts"].sum()) if "retrans_pkts" in flows.columns else np.nan
