@@ -654,8 +654,15 @@ impl Simulation {
         for (i, flow) in self.flows.iter().enumerate() {
             let row = i * s.n + k;
             s.t_ns[row] = self.now;
+            // A sender's state is reported once its flow has started (before, there is no
+            // connection: the testbed has none to read either).
+            let started = match &flow.ends {
+                Endpoints::Tcp { sender, .. } => sender.active || sender.stats.sent_pkts > 0,
+                Endpoints::Dccp { sender, .. } => sender.active || sender.stats.sent_pkts > 0,
+                Endpoints::Cbr { .. } => false,
+            };
             match &flow.ends {
-                Endpoints::Tcp { sender, .. } => {
+                Endpoints::Tcp { sender, .. } if started => {
                     let mss = sender.tp.mss_bytes as f64;
                     s.cwnd_bytes[row] = sender.tp.snd_cwnd as f64 * mss;
                     s.ssthresh_bytes[row] = sender.ssthresh_bytes().map_or(f64::NAN, |b| b as f64);
@@ -664,7 +671,7 @@ impl Simulation {
                     s.pacing_rate_bps[row] = sender.pacing_rate_bps().map_or(f64::NAN, |r| r as f64);
                     s.dctcp_alpha[row] = sender.cc.dctcp_alpha().unwrap_or(f64::NAN);
                 }
-                Endpoints::Dccp { sender, .. } => {
+                Endpoints::Dccp { sender, .. } if started => {
                     let payload = sender.payload_bytes() as f64;
                     s.cwnd_bytes[row] = sender.cwnd as f64 * payload;
                     s.ssthresh_bytes[row] = sender.ssthresh_pkts().map_or(f64::NAN, |p| p as f64 * payload);
@@ -673,7 +680,7 @@ impl Simulation {
                     s.pacing_rate_bps[row] = f64::NAN;
                     s.dctcp_alpha[row] = f64::NAN;
                 }
-                Endpoints::Cbr { .. } => {
+                _ => {
                     s.cwnd_bytes[row] = f64::NAN;
                     s.ssthresh_bytes[row] = f64::NAN;
                     s.srtt_ns[row] = f64::NAN;

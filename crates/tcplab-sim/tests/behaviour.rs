@@ -329,3 +329,21 @@ fn host_stalls_delay_the_given_share_of_sends_up_to_their_length() {
     // A stall of probability 0 is no stall: the run is exactly the one without.
     assert_eq!(cbr_host_delays_us(MS, 0.0, 20_000, 50), cbr_host_delays_us(0, 0.0, 20_000, 50));
 }
+
+#[test]
+fn a_flow_reports_no_sender_state_before_it_starts() {
+    // The second flow starts at 5 s (plus the start jitter): its window, round trip, bytes in
+    // flight and pacing rate are NaN at the ends of the intervals before (no connection yet, as
+    // on the testbed), its window and bytes in flight present at every end after.
+    let pairs = 2;
+    let mut late = tcp(1, pairs, Recovery::Sack);
+    late.start_ns = 5 * S;
+    let r = run(&dumbbell(20_000_000, 40 * MS, 100, vec![tcp(0, pairs, Recovery::Sack), late], 10 * S));
+    for c in ["cwnd_bytes", "ssthresh_bytes", "srtt_ns", "in_flight_bytes", "pacing_rate_bps", "dctcp_alpha"] {
+        assert!(r.series(1, c)[..5].iter().all(|v| v.is_nan()), "{c}: {:?}", r.series(1, c));
+    }
+    for c in ["cwnd_bytes", "in_flight_bytes"] {
+        assert!(r.series(1, c)[5..].iter().all(|v| *v > 0.0), "{c}: {:?}", r.series(1, c));
+        assert!(r.series(0, c).iter().all(|v| *v > 0.0), "{c}: {:?}", r.series(0, c));
+    }
+}
