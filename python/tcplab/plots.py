@@ -249,7 +249,7 @@ def throughput_figure(frames: Any, run_id: Any, window: tuple[float, float] | No
     return fig
 
 
-def _window_panels(iv: pd.DataFrame) -> list[tuple[str, str, float]]:
+def window_panels(iv: pd.DataFrame) -> list[tuple[str, str, float]]:
     """(column, axis title, scale) of the window figure's panels: cwnd and smoothed RTT, and
     DCTCP's α when the run has it."""
     panels = [("cwnd_bytes", "cwnd (kB)", 1e-3), ("srtt_ns", "smoothed RTT (ms)", 1e-6)]
@@ -264,7 +264,7 @@ def window_figure(frames: Any, run_id: Any, window: tuple[float, float] | None =
     without a window (CBR) are left out."""
     plt = _mpl()
     iv, names = _run_intervals(frames, run_id)
-    panels = _window_panels(iv)
+    panels = window_panels(iv)
     fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.4 * len(panels) + 0.6), sharex=True)
     for ax, (column, title, scale) in zip(axes, panels):
         _window_span(ax, window)
@@ -423,7 +423,7 @@ def _go():
     return go
 
 
-def _layout(fig: Any, title: str, x: str, y: str, **extra: Any) -> Any:
+def _layout(fig: Any, title: str, x: str | None, y: str | None, **extra: Any) -> Any:
     settings: dict[str, Any] = {
         "title": title,
         "xaxis_title": x,
@@ -509,7 +509,7 @@ def window_plotly(frames: Any, run_id: Any, experiment: str | None = None) -> An
     from plotly.subplots import make_subplots
 
     iv, names = _run_intervals(frames, run_id)
-    panels = _window_panels(iv)
+    panels = window_panels(iv)
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.06)
     for k, (flow, rows) in enumerate(iv.groupby("flow", sort=True)):
         for row, (column, _, scale) in enumerate(panels, start=1):
@@ -520,13 +520,12 @@ def window_plotly(frames: Any, run_id: Any, experiment: str | None = None) -> An
                            legendgroup=str(flow), showlegend=row == 1, **_line_style(k)),
                 row=row, col=1,
             )  # fmt: skip
+    label = _run_label(frames.runs, run_id, _varying(frames.runs))
+    _layout(fig, _title(f"window and round trip at each interval's end ({label})", experiment or _experiment(frames.runs, None)), None, None,
+            height=260 * len(panels) + 80)  # fmt: skip
     for row, (_, title, _) in enumerate(panels, start=1):
         fig.update_yaxes(title_text=title, rangemode="tozero", row=row, col=1)
     fig.update_xaxes(title_text="time (s)", row=len(panels), col=1)
-    label = _run_label(frames.runs, run_id, _varying(frames.runs))
-    _layout(fig, _title(f"window and round trip at each interval's end ({label})", experiment or _experiment(frames.runs, None)), "", "cwnd (kB)",
-            height=260 * len(panels) + 80)  # fmt: skip
-    fig.update_layout(xaxis_title=None)
     return fig
 
 

@@ -51,7 +51,7 @@ def figures(frames: Frames, cells: pd.DataFrame, runs_table: pd.DataFrame, exper
         iv = frames.intervals[frames.intervals["run_id"] == run_id]
         if "cwnd_bytes" in iv.columns and iv["cwnd_bytes"].notna().any():
             caption = f"Congestion window and smoothed RTT of each flow in run {run_id}, sampled at each interval's end"
-            caption += " (with DCTCP's α)." if "dctcp_alpha" in iv.columns and iv["dctcp_alpha"].notna().any() else "."
+            caption += " (with DCTCP's α)." if len(plots.window_panels(iv)) > 2 else "."
             out.append((caption, plots.window_plotly(frames, run_id, experiment=experiment)))
         examples = _examples(first)
         out.append(("J(t) per interval, one example run per RTT (003 Figs. 4–7).", plots.jt_plotly(frames, examples, experiment=experiment)))

@@ -818,7 +818,8 @@ class _FlowRun:
 
 def _run_flows(scenario: Scenario, stacks: list[FlowStack], starts_ns: list[int], workdir: Path, router: _Router) -> tuple[list[_FlowRun], _Sampler, int]:
     """Each flow's iperf3 run, what the sampler kept at each interval's end (the router's counts,
-    BPF DCTCP's α), and the run's time origin (CLOCK_MONOTONIC ns, the router's clock too)."""
+    the senders' state from ss, BPF DCTCP's α), and the run's time origin (CLOCK_MONOTONIC ns, the
+    router's clock too)."""
     duration_ns = scenario.duration.ns
     sampler: _Sampler | None = None
     servers: list[subprocess.Popen[bytes]] = []
@@ -968,9 +969,8 @@ def _result(
         # connection opened).
         addr = topology.sender_addr(i + 1)
         rows["dctcp_alpha"].extend([alphas.get(k, {}).get(addr, np.nan) if stacks[i].cc == "dctcp" else np.nan for k in range(1, len(ends) + 1)])
-        source = by_source.get(topology.sender_addr(i + 1), {})
+        source = by_source.get(addr, {})
         # Cumulative counts at each interval end (the last from the final report), differenced.
-        addr = topology.sender_addr(i + 1)
         cumulative = {k: snap.get(addr, (0, 0, 0)) for k, snap in snapshots.items()}
         cumulative[len(ends)] = (source.get("pkts", 0), source.get("dropped", 0), source.get("marked", 0))
         for column, j in (("sent_pkts", 0), ("dropped_pkts", 1), ("marked_pkts", 2)):
