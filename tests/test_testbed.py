@@ -336,7 +336,10 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
     DRR drops only at the limit; FRED, CSFQ and FQ-PIE drop before it (every drop, in those runs).
     BBR paces at about its share (its pacing rate at each second's end, the testbed's as ``ss``
     shows it, its median over the window against its throughput; CUBIC does not pace), and both
-    backends report each flow's bytes in flight every second but the testbed's last."""
+    backends report each flow's bytes in flight every second but the testbed's last. The samples
+    can lock onto one phase of PROBE_BW's eight-round gain cycle (1.25, 0.75, then 1): with a
+    minimum RTT near 41.7 ms a second is three cycles, and a kernel run (FQ-PIE, 2026-12-03) read
+    0.75 × its bandwidth in 6 of 11 seconds (median 7.49 Mb/s at 9.52 Mb/s), hence the bounds."""
     tb, sim = _cubic_and(tmp_path, queue, queue, "bbr")
     for name, r in (("simulator", sim), ("testbed", tb)):
         with _kernel(r):
@@ -347,7 +350,7 @@ def test_a_fair_queue_in_the_router_shares_the_link_between_the_kernels_cubic_an
             iv = r.intervals[r.intervals.t_s > 8]
             pacing = iv[iv.flow == 1]["pacing_rate_bps"] / 1e6
             assert iv[iv.flow == 0]["pacing_rate_bps"].isna().all() and pacing.notna().sum() >= len(pacing) - 1, (name, pacing.tolist())
-            assert 0.8 < pacing.median() / x.iloc[1] < 1.3, (name, pacing.median(), x.iloc[1])
+            assert 0.7 < pacing.median() / x.iloc[1] < 1.35, (name, pacing.median(), x.iloc[1])
             assert iv["in_flight_bytes"].notna().sum() >= len(iv) - 2 and (iv["in_flight_bytes"] > 0).any(), (name, iv["in_flight_bytes"].tolist())
     _assert_nothing_left()
 
