@@ -41,7 +41,8 @@ struct Host {
     last_ready_ns: Nanos,
 }
 
-/// Per-interval samples, preallocated: row = flow · n_intervals + k.
+/// Per-interval samples, preallocated: row = flow · n_intervals + k. A sender's state starts NaN:
+/// a row the tick does not write (a CBR flow, a flow not started) is a value not there.
 #[derive(Debug)]
 struct Series {
     n: usize,
@@ -70,16 +71,16 @@ impl Series {
             n: n_intervals,
             t_ns: vec![0; rows],
             goodput_bytes: vec![0; rows],
-            cwnd_bytes: vec![0.0; rows],
-            ssthresh_bytes: vec![0.0; rows],
-            srtt_ns: vec![0.0; rows],
+            cwnd_bytes: vec![f64::NAN; rows],
+            ssthresh_bytes: vec![f64::NAN; rows],
+            srtt_ns: vec![f64::NAN; rows],
             retrans_pkts: vec![0; rows],
             sent_pkts: vec![0; rows],
             dropped_pkts: vec![0; rows],
-            in_flight_bytes: vec![0.0; rows],
+            in_flight_bytes: vec![f64::NAN; rows],
             marked_pkts: vec![0; rows],
-            pacing_rate_bps: vec![0.0; rows],
-            dctcp_alpha: vec![0.0; rows],
+            pacing_rate_bps: vec![f64::NAN; rows],
+            dctcp_alpha: vec![f64::NAN; rows],
             last: vec![[0; 5]; n_flows],
             next_k: 0,
         }
@@ -655,14 +656,9 @@ impl Simulation {
             let row = i * s.n + k;
             s.t_ns[row] = self.now;
             // A sender's state is reported once its flow has started (before, there is no
-            // connection: the testbed has none to read either).
-            let started = match &flow.ends {
-                Endpoints::Tcp { sender, .. } => sender.active || sender.stats.sent_pkts > 0,
-                Endpoints::Dccp { sender, .. } => sender.active || sender.stats.sent_pkts > 0,
-                Endpoints::Cbr { .. } => false,
-            };
+            // connection: the testbed has none to read either); what is not written stays NaN.
             match &flow.ends {
-                Endpoints::Tcp { sender, .. } if started => {
+                Endpoints::Tcp { sender, .. } if sender.active || sender.stats.sent_pkts > 0 => {
                     let mss = sender.tp.mss_bytes as f64;
                     s.cwnd_bytes[row] = sender.tp.snd_cwnd as f64 * mss;
                     s.ssthresh_bytes[row] = sender.ssthresh_bytes().map_or(f64::NAN, |b| b as f64);
@@ -671,23 +667,14 @@ impl Simulation {
                     s.pacing_rate_bps[row] = sender.pacing_rate_bps().map_or(f64::NAN, |r| r as f64);
                     s.dctcp_alpha[row] = sender.cc.dctcp_alpha().unwrap_or(f64::NAN);
                 }
-                Endpoints::Dccp { sender, .. } if started => {
+                Endpoints::Dccp { sender, .. } if sender.active || sender.stats.sent_pkts > 0 => {
                     let payload = sender.payload_bytes() as f64;
                     s.cwnd_bytes[row] = sender.cwnd as f64 * payload;
                     s.ssthresh_bytes[row] = sender.ssthresh_pkts().map_or(f64::NAN, |p| p as f64 * payload);
                     s.srtt_ns[row] = if sender.rtt.srtt_ns() == 0 { f64::NAN } else { sender.rtt.srtt_ns() as f64 };
                     s.in_flight_bytes[row] = sender.in_flight_bytes() as f64;
-                    s.pacing_rate_bps[row] = f64::NAN;
-                    s.dctcp_alpha[row] = f64::NAN;
                 }
-                _ => {
-                    s.cwnd_bytes[row] = f64::NAN;
-                    s.ssthresh_bytes[row] = f64::NAN;
-                    s.srtt_ns[row] = f64::NAN;
-                    s.in_flight_bytes[row] = f64::NAN;
-                    s.pacing_rate_bps[row] = f64::NAN;
-                    s.dctcp_alpha[row] = f64::NAN;
-                }
+                _ => {}
             }
             let now = flow.counters();
             let d: [u64; 5] = std::array::from_fn(|j| now[j] - s.last[i][j]);
